@@ -1,0 +1,46 @@
+// What the selected GPU is and what it can do at best (the peak table behind `pct_peak`).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "xfbench/dtype.hpp"
+
+namespace xfbench {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::size_t total_mem = 0;  // bytes
+  std::size_t l2_bytes = 0;
+  int bus_width_bits = 0;
+  int max_sm_clock_mhz = 0;
+  int max_mem_clock_mhz = 0;
+  int cc() const { return cc_major * 10 + cc_minor; }
+};
+
+// Dense tensor-core (and plain fp32/fp64) peaks in TFLOP/s, and memory bandwidth in GB/s.
+struct PeakTable {
+  double fp64 = 0, fp32 = 0, tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0;  // 0: not supported
+  double mem_gbs = 0;
+  std::string source;  // "datasheet: <product>" or "per-SM rate x SMs x max clock"
+  double tflops(Dtype t) const;
+};
+
+// Availability of a CUDA device, checked once: "" when usable, otherwise what was found.
+const std::string& gpu_unavailable_reason();
+int device_count();  // 0 when no usable device
+
+// The device cases run on (--xfbench_device); info is read once and cached.
+int selected_device();
+void select_device(int index);  // throws InvalidArgument naming the number of devices
+const DeviceInfo& device_info();
+const PeakTable& device_peaks();
+
+// The peak table for a device description (pure: unit-tested without a GPU).
+PeakTable peaks_for(const DeviceInfo& info);
+
+}  // namespace xfbench

@@ -1,0 +1,13 @@
+// Everything a plugin needs, in one include.
+#pragma once
+
+#include "xfbench/case.hpp"
+#include "xfbench/counters.hpp"
+#include "xfbench/device.hpp"
+#include "xfbench/dtype.hpp"
+#include "xfbench/error.hpp"
+#include "xfbench/flags.hpp"
+#include "xfbench/memory.hpp"
+#include "xfbench/plugin.hpp"
+#include "xfbench/timer.hpp"
+#include "xfbench/validate.hpp"

@@ -1,0 +1,14 @@
+// What the host's exit code says (also in the README).
+#pragma once
+
+namespace xfbench::host {
+
+enum ExitCode : int {
+  kAllRan = 0,        // every selected case ran (unsupported cases skipped with their reason)
+  kCasesFailed = 1,   // at least one case failed: error, validation failure, broken CUDA context
+  kInvalidArgs = 2,   // bad flag or flag value; nothing ran
+  kPluginErrors = 3,  // a plugin could not be loaded (unless --xfbench_allow_plugin_errors)
+  kNoGpu = 4,         // GPU cases selected but no usable CUDA device
+};
+
+}  // namespace xfbench::host

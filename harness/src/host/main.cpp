@@ -1,0 +1,186 @@
+// xfbench: loads the plugins, lets Google Benchmark run their cases, and says by its exit code what
+// happened (exit_codes.hpp).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "exit_codes.hpp"
+#include "plugin_loader.hpp"
+#include "xfbench/detail/host.hpp"
+#include "xfbench/device.hpp"
+#include "xfbench/error.hpp"
+#include "xfbench/flags.hpp"
+
+namespace fs = std::filesystem;
+using namespace xfbench;
+using namespace xfbench::host;
+
+namespace {
+
+constexpr const char* kPrefix = "--xfbench_";
+
+void print_xfbench_help() {
+  std::printf("\nxfbench flags (plugins add their own once loaded):\n");
+  for (const detail::FlagHelp& f : detail::declared_flags()) {
+    std::printf("  --xfbench_%s=%s\n      %s\n", f.name.c_str(),
+                f.fallback.empty() ? "<value>" : f.fallback.c_str(), f.help.c_str());
+  }
+  std::printf(
+      "\nEnvironment: XFBENCH_PLUGIN_PATH=dir1:dir2 adds plugin folders.\n"
+      "Exit codes: 0 all ran, 1 a case failed, 2 invalid arguments, 3 plugin load error, 4 no "
+      "GPU.\n");
+}
+
+void print_help() {
+  benchmark::PrintDefaultHelp();
+  print_xfbench_help();
+}
+
+// Moves --xfbench_* arguments out of argv into the SDK's flag store.
+void take_xfbench_flags(int& argc, char** argv) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kPrefix, std::strlen(kPrefix)) == 0) {
+      std::string body = argv[i] + std::strlen(kPrefix);
+      std::size_t eq = body.find('=');
+      detail::set_flag(body.substr(0, eq), eq == std::string::npos ? "" : body.substr(eq + 1));
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+}
+
+bool has_flag(int argc, char** argv, const char* name) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == name || a == std::string(name) + "=true" || a == std::string(name) + "=1") return true;
+  }
+  return false;
+}
+
+// Google Benchmark's filter semantics: "all" or "" is everything, a leading '-' negates.
+bool selected(const std::string& name, std::string filter) {
+  bool negate = !filter.empty() && filter[0] == '-';
+  if (negate) filter = filter.substr(1);
+  if (filter.empty() || filter == "all") filter = ".";
+  bool match = std::regex_search(name, std::regex(filter, std::regex::extended));
+  return match != negate;
+}
+
+std::string executable_dir(const char* argv0) {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) self = fs::absolute(argv0);
+  return self.parent_path().string();
+}
+
+int run(int argc, char** argv) {
+  take_xfbench_flags(argc, argv);
+  const bool want_help = has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h");
+  const bool listing = has_flag(argc, argv, "--benchmark_list_tests");
+
+  // Host flags (reading them declares them for --help and the unknown-flag check).
+  std::vector<std::string> dirs =
+      flag_list("plugin_dir", "load plugins from this folder too (repeatable)");
+  const bool list_plugins = flag_bool("list_plugins", false, "list loaded plugins and exit");
+  const bool allow_plugin_errors =
+      flag_bool("allow_plugin_errors", false, "exit 0 even when a plugin failed to load");
+  const long device = flag_int("device", 0, "index of the CUDA device to run on");
+  validation_enabled();
+  l2_flush_enabled();
+  detail::gpu_iterations();
+
+  PluginLoader loader;
+  for (const std::string& d : default_plugin_dirs(executable_dir(argv[0])))
+    loader.load_directory(d, false);
+  for (const std::string& d : dirs) loader.load_directory(d, true);
+  if (const char* env = std::getenv("XFBENCH_PLUGIN_PATH")) {
+    for (const std::string& d : split(env, ':')) loader.load_directory(d, true);
+  }
+
+  if (want_help) {
+    benchmark::Initialize(&argc, argv, print_help);  // prints and exits
+    return kAllRan;
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kInvalidArgs;
+
+  for (const PluginError& e : loader.errors()) {
+    std::fprintf(stderr, "xfbench: plugin %s: %s\n", e.path.c_str(), e.reason.c_str());
+  }
+  if (!loader.argument_errors().empty()) {
+    for (const PluginError& e : loader.argument_errors()) {
+      std::fprintf(stderr, "xfbench: invalid argument: %s\n", e.reason.c_str());
+    }
+    return kInvalidArgs;
+  }
+  if (auto unknown = detail::unknown_flags(); !unknown.empty()) {
+    for (const std::string& f : unknown) {
+      std::fprintf(stderr, "xfbench: unknown flag --xfbench_%s (see --help)\n", f.c_str());
+    }
+    return kInvalidArgs;
+  }
+  const int plugin_status =
+      loader.errors().empty() || allow_plugin_errors ? kAllRan : kPluginErrors;
+
+  if (list_plugins) {
+    std::printf("%-14s %-9s %6s  %s\n", "plugin", "version", "cases", "path");
+    for (const LoadedPlugin& p : loader.plugins()) {
+      std::printf("%-14s %-9s %6zu  %s\n    %s\n", p.name.c_str(), p.version.c_str(), p.cases,
+                  p.path.c_str(), p.description.c_str());
+    }
+    return plugin_status;
+  }
+
+  if (!listing) {
+    std::size_t gpu_cases = 0;
+    const std::string filter = benchmark::GetBenchmarkFilter();
+    for (const detail::CaseRecord& c : detail::registered_cases()) {
+      if (c.needs == Needs::gpu && selected(detail::run_name(c), filter)) ++gpu_cases;
+    }
+    if (gpu_cases > 0) {
+      if (!gpu_unavailable_reason().empty()) {
+        std::fprintf(stderr,
+                     "xfbench: %zu selected case%s need%s a GPU, but %s. Select CPU cases with "
+                     "--benchmark_filter, or run on a machine with a CUDA GPU.\n",
+                     gpu_cases, gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
+                     gpu_unavailable_reason().c_str());
+        return kNoGpu;
+      }
+      select_device(int(device));  // throws InvalidArgument naming the device count
+    }
+    std::vector<std::string> versions;
+    for (const LoadedPlugin& p : loader.plugins()) versions.push_back(p.name + " " + p.version);
+    detail::add_run_context(versions);
+  }
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();  // plugins stay loaded (loader outlives this) until the process ends
+
+  if (detail::failed_case_count() > 0) return kCasesFailed;
+  return plugin_status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const InvalidArgument& e) {
+    std::fprintf(stderr, "xfbench: invalid argument: %s\n", e.message().c_str());
+    return kInvalidArgs;
+  } catch (const std::regex_error& e) {
+    std::fprintf(stderr, "xfbench: invalid --benchmark_filter: %s\n", e.what());
+    return kInvalidArgs;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xfbench: %s\n", e.what());
+    return kCasesFailed;
+  }
+}

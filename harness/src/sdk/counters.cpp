@@ -1,0 +1,34 @@
+#include "xfbench/counters.hpp"
+
+#include "xfbench/device.hpp"
+#include "xfbench/error.hpp"
+
+namespace xfbench {
+
+double tflops(double flops, double seconds) { return seconds > 0 ? flops / seconds / 1e12 : 0; }
+double gbps(double bytes, double seconds) { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
+double percent_of(double value, double peak) { return peak > 0 ? 100.0 * value / peak : 0; }
+
+void set_counters(benchmark::State& state, const Timing& timing, const Work& work) {
+  const double s = timing.seconds;
+  const PeakTable* peaks = nullptr;
+  try {
+    peaks = &device_peaks();
+  } catch (const Error&) {
+    // CPU cases have no device: no pct_peak.
+  }
+  if (work.flops > 0) {
+    double tf = tflops(work.flops, s);
+    state.counters["TFLOPS"] = tf;
+    if (peaks) state.counters["pct_peak"] = percent_of(tf, peaks->tflops(work.dtype));
+  }
+  if (work.bytes > 0) {
+    double bw = gbps(work.bytes, s);
+    state.counters["GB/s"] = bw;
+    if (peaks && work.flops <= 0) state.counters["pct_peak"] = percent_of(bw, peaks->mem_gbs);
+  }
+  if (work.samples > 0 && s > 0) state.counters["samples/s"] = work.samples / s;
+  if (work.tokens > 0 && s > 0) state.counters["tokens/s"] = work.tokens / s;
+}
+
+}  // namespace xfbench

@@ -1,0 +1,100 @@
+#include "xfbench/device.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "xfbench/error.hpp"
+
+namespace xfbench {
+namespace {
+
+std::string probe_gpu() {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string vis = visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')" : "";
+  if (err == cudaErrorInsufficientDriver) {
+    int rt = 0, drv = 0;
+    cudaRuntimeGetVersion(&rt);
+    cudaDriverGetVersion(&drv);
+    if (drv == 0) return "no NVIDIA driver found (libcuda.so.1 is not installed)";
+    return "the NVIDIA driver supports CUDA " + std::to_string(drv / 1000) + "." +
+           std::to_string(drv % 1000 / 10) + " but xfbench needs CUDA " +
+           std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) +
+           " or newer (update the driver)";
+  }
+  if (err == cudaErrorNoDevice || (err == cudaSuccess && n == 0)) {
+    return "no CUDA device visible" + vis;
+  }
+  if (err != cudaSuccess) {
+    return std::string("CUDA could not start: ") + cudaGetErrorName(err) + " (" +
+           cudaGetErrorString(err) + ")" + vis;
+  }
+  return "";
+}
+
+int g_selected = 0;
+
+}  // namespace
+
+const std::string& gpu_unavailable_reason() {
+  static const std::string reason = probe_gpu();
+  return reason;
+}
+
+int device_count() {
+  if (!gpu_unavailable_reason().empty()) return 0;
+  int n = 0;
+  XF_CUDA_CHECK(cudaGetDeviceCount(&n));
+  return n;
+}
+
+int selected_device() { return g_selected; }
+
+void select_device(int index) {
+  int n = device_count();
+  if (index < 0 || index >= n) {
+    XF_THROW(InvalidArgument, "--xfbench_device=" + std::to_string(index) + " is out of range: " +
+                                  std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") +
+                                  " visible (valid: 0.." + std::to_string(n - 1) + ")");
+  }
+  g_selected = index;
+  XF_CUDA_CHECK(cudaSetDevice(index));
+}
+
+const DeviceInfo& device_info() {
+  static std::once_flag once;
+  static DeviceInfo info;
+  std::call_once(once, [] {
+    if (!gpu_unavailable_reason().empty()) XF_THROW(Unsupported, gpu_unavailable_reason());
+    int d = g_selected;
+    cudaDeviceProp p{};
+    XF_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
+    auto attr = [d](cudaDeviceAttr a) {
+      int v = 0;
+      XF_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, d));
+      return v;
+    };
+    info.index = d;
+    info.name = p.name;
+    info.cc_major = p.major;
+    info.cc_minor = p.minor;
+    info.sm_count = p.multiProcessorCount;
+    info.total_mem = p.totalGlobalMem;
+    info.l2_bytes = std::size_t(p.l2CacheSize);
+    info.bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
+    info.max_sm_clock_mhz = attr(cudaDevAttrClockRate) / 1000;
+    info.max_mem_clock_mhz = attr(cudaDevAttrMemoryClockRate) / 1000;
+  });
+  if (info.name.empty()) XF_THROW(Unsupported, "device information unavailable");
+  return info;
+}
+
+const PeakTable& device_peaks() {
+  static const PeakTable table = peaks_for(device_info());
+  return table;
+}
+
+}  // namespace xfbench

@@ -1,0 +1,189 @@
+// The host as a user meets it: exit codes, one-line errors, --help, listing and the JSON contract.
+// Runs the real xfbench binary on the CPU test plugin (and the bad ones).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs the host with `args` (and `env` assignments before it) through the shell.
+Result xfbench(const std::string& args, const std::string& env = "") {
+  static int n = 0;
+  std::string base =
+      ::testing::TempDir() + "xfcli_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
+  std::string cmd = env + " " + XF_HOST_BIN + " " + args + " >" + base + ".out 2>" + base + ".err";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  return r;
+}
+
+std::string plugins(const std::string& leaf) {
+  return std::string("--xfbench_plugin_dir=") + XF_TEST_PLUGIN_DIR + "/" + leaf;
+}
+
+const std::string kNoGpu = "CUDA_VISIBLE_DEVICES=";
+const std::string kSum = "--benchmark_filter=CpuTest/sum";
+
+// Lines xfbench itself wrote (Google Benchmark's console reporter also writes to stderr).
+int xfbench_lines(const std::string& s) {
+  int n = 0;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) n += line.rfind("xfbench:", 0) == 0;
+  return n;
+}
+
+double json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  std::regex re("\"" + key + "\": ([-0-9.eE+]+)");
+  if (!std::regex_search(json, m, re)) return -1;
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST(Cli, ListsPluginsWithoutGpu) {
+  Result r = xfbench(plugins("good") + " --xfbench_list_plugins", kNoGpu);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cputest"), std::string::npos);
+  EXPECT_NE(r.out.find("CPU-only cases for testing the host"), std::string::npos);
+}
+
+TEST(Cli, ListsTestsWithoutGpu) {
+  Result r = xfbench(plugins("good") + " --benchmark_list_tests", kNoGpu);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096\n"), std::string::npos);
+  EXPECT_NE(r.out.find("GpuTest/needs_gpu/iterations:20/manual_time\n"), std::string::npos);
+}
+
+TEST(Cli, HelpShowsBothKindsOfFlags) {
+  Result r = xfbench(plugins("good") + " --help", kNoGpu);
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--benchmark_filter", "--xfbench_device", "--xfbench_l2_flush",
+                           "--xfbench_validate", "--xfbench_cputest_n", "--xfbench_plugin_dir"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(Cli, JsonCarriesContextAndCounters) {
+  Result r = xfbench(
+      plugins("good") + " " + kSum + " --benchmark_format=json --xfbench_cputest_n=100000", kNoGpu);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* key :
+       {"\"context\"", "\"xfbench_version\"", "\"cuda_runtime\"", "\"cublas_version\"",
+        "\"cudnn_version\"", "\"nccl_version\"", "\"gpu_name\": \"none (",
+        "\"xfbench_mode\": \"hot\"", "\"name\": \"CpuTest/sum/fp32/n:100000\""}) {
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(r.out.find("cputest 1.0.0"), std::string::npos);
+  // GB/s is the case's declared bytes over its time: 4e5 bytes per iteration.
+  double gbs = json_number(r.out, "GB/s");
+  double ns = json_number(r.out, "real_time");
+  ASSERT_GT(gbs, 0);
+  ASSERT_GT(ns, 0);
+  EXPECT_NEAR(gbs, 4e5 / ns, 0.3 * gbs);
+  EXPECT_NEAR(json_number(r.out, "TFLOPS"), 1e5 / ns / 1e3, 0.3 * json_number(r.out, "TFLOPS"));
+}
+
+TEST(Cli, ValidationFailureIsAnErrorNeverANumber) {
+  Result r = xfbench(plugins("good") + " --benchmark_filter=CpuTest/fails --benchmark_format=json",
+                     kNoGpu);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\"error_message\": \"validation failed: deliberate: rel_l2"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("\"TFLOPS\""), std::string::npos);
+}
+
+TEST(Cli, ValidationCanBeTurnedOff) {
+  Result r = xfbench(plugins("good") + " --benchmark_filter=CpuTest/fails --xfbench_validate=false",
+                     kNoGpu);
+  EXPECT_EQ(r.code, 1);  // this case validates unconditionally; the flag must still be accepted
+  EXPECT_EQ(r.err.find("unknown flag"), std::string::npos);
+}
+
+TEST(Cli, UnsupportedIsSkippedNotFailed) {
+  Result r = xfbench(plugins("good") + " --benchmark_filter=CpuTest/unsupported", kNoGpu);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("unsupported: this case only says it cannot run here"), std::string::npos);
+}
+
+TEST(Cli, NoGpuIsOneLineAndItsOwnExitCode) {
+  Result r = xfbench(plugins("good") + " --benchmark_filter=GpuTest", kNoGpu);
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(xfbench_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("1 selected case needs a GPU, but "), std::string::npos) << r.err;
+  EXPECT_TRUE(r.err.find("no CUDA device visible") != std::string::npos ||
+              r.err.find("no NVIDIA driver found") != std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, RejectsUnknownAndMalformedFlags) {
+  Result unknown = xfbench(plugins("good") + " --xfbench_nonsense=1", kNoGpu);
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown flag --xfbench_nonsense"), std::string::npos) << unknown.err;
+
+  Result bad_value = xfbench(plugins("good") + " --xfbench_cputest_n=12x", kNoGpu);
+  EXPECT_EQ(bad_value.code, 2);
+  EXPECT_NE(bad_value.err.find("--xfbench_cputest_n='12x': expected an integer"), std::string::npos)
+      << bad_value.err;
+
+  Result bad_gb = xfbench(plugins("good") + " --benchmark_nonsense", kNoGpu);
+  EXPECT_EQ(bad_gb.code, 2);
+
+  Result bad_regex = xfbench(plugins("good") + " '--benchmark_filter=(('", kNoGpu);
+  EXPECT_EQ(bad_regex.code, 2);
+}
+
+TEST(Cli, BadPluginIsOneLineAndOthersStillRun) {
+  Result r = xfbench(plugins("good") + " " + plugins("bad_abi") + " " + kSum, kNoGpu);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_EQ(xfbench_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("xfbench_bad_abi.so: built against xfbench SDK ABI 999"), std::string::npos);
+  EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096"), std::string::npos);
+
+  Result allowed = xfbench(
+      plugins("good") + " " + plugins("bad_abi") + " " + kSum + " --xfbench_allow_plugin_errors",
+      kNoGpu);
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+}
+
+TEST(Cli, PluginPathFromEnvironment) {
+  Result r = xfbench("--xfbench_list_plugins",
+                     kNoGpu + " XFBENCH_PLUGIN_PATH=/nonexistent:" + XF_TEST_PLUGIN_DIR + "/good");
+  EXPECT_EQ(r.code, 3);  // the missing folder is reported
+  EXPECT_NE(r.err.find("/nonexistent: not a directory"), std::string::npos);
+  EXPECT_NE(r.out.find("cputest"), std::string::npos);
+}
+
+TEST(Cli, DeviceIndexOutOfRange) {
+  Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
+  if (probe.code == 4) GTEST_SKIP() << "no GPU here";
+  Result r = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_device=99");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_device=99 is out of range"), std::string::npos) << r.err;
+}

@@ -1,0 +1,90 @@
+// The GPU timer against kernels of known duration (skipped without a GPU).
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "xfbench/device.hpp"
+#include "xfbench/flags.hpp"
+#include "xfbench/memory.hpp"
+#include "xfbench/timer.hpp"
+
+namespace {
+
+// Spins until the global nanosecond timer has advanced by `ns`.
+__global__ void spin(std::uint64_t ns) {
+  std::uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+struct Capture : benchmark::BenchmarkReporter {
+  std::vector<Run> runs;
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& r) override {
+    runs.insert(runs.end(), r.begin(), r.end());
+  }
+};
+
+double measured_seconds(std::uint64_t ns, xfbench::Timing* timing) {
+  std::string name = "TimerTest/spin_ns:" + std::to_string(ns);
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [ns, timing](benchmark::State& state) {
+                                 xfbench::Stream stream;
+                                 *timing = xfbench::time_gpu(state, stream, [ns](cudaStream_t s) {
+                                   spin<<<1, 1, 0, s>>>(ns);
+                                 });
+                               })
+      ->UseManualTime()
+      ->Iterations(10);
+  Capture capture;
+  benchmark::RunSpecifiedBenchmarks(&capture, name + "$");
+  if (capture.runs.size() != 1) return -1;
+  return capture.runs[0].GetAdjustedRealTime() / 1e9;  // default unit: ns
+}
+
+class GpuTimer : public ::testing::Test {
+  void SetUp() override {
+    if (!xfbench::gpu_unavailable_reason().empty())
+      GTEST_SKIP() << xfbench::gpu_unavailable_reason();
+    xfbench::select_device(0);
+  }
+};
+
+}  // namespace
+
+TEST_F(GpuTimer, LongKernelTimedAlone) {
+  xfbench::Timing t;
+  double s = measured_seconds(500000, &t);  // 500 us
+  EXPECT_NEAR(s, 500e-6, 0.03 * 500e-6);
+  EXPECT_EQ(t.launches, 10u * t.batch);
+  EXPECT_NEAR(t.seconds, s, 1e-9);
+}
+
+TEST_F(GpuTimer, ShortKernelBatchedInAGraph) {
+  xfbench::Timing t;
+  double s = measured_seconds(10000, &t);  // 10 us: batched so launch gaps do not count
+  EXPECT_TRUE(t.graph);
+  EXPECT_GT(t.batch, 100);
+  EXPECT_NEAR(s, 10e-6, 0.05 * 10e-6);
+}
+
+TEST_F(GpuTimer, RandomFillIsUniformAndNeverZeroFilled) {
+  xfbench::DeviceBuffer<float> buf(1 << 20);
+  xfbench::fill_uniform(buf, xfbench::Dtype::fp32, 7, -1.0, 1.0, nullptr);
+  std::vector<float> host(buf.size());
+  ASSERT_EQ(cudaMemcpy(host.data(), buf.data(), buf.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  double sum = 0;
+  std::size_t zeros = 0;
+  for (float v : host) {
+    ASSERT_GE(v, -1.0f);
+    ASSERT_LT(v, 1.0f);
+    sum += v;
+    zeros += v == 0.0f;
+  }
+  EXPECT_NEAR(sum / host.size(), 0.0, 0.01);
+  EXPECT_LT(zeros, 4u);
+}

@@ -1,0 +1,113 @@
+// SDK arithmetic without a GPU: counters, the peak table, dtypes, flags, comparisons.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "xfbench/counters.hpp"
+#include "xfbench/device.hpp"
+#include "xfbench/dtype.hpp"
+#include "xfbench/error.hpp"
+#include "xfbench/flags.hpp"
+#include "xfbench/validate.hpp"
+
+using namespace xfbench;
+
+TEST(Counters, RatesInPlainUnits) {
+  // 2*8192^3 flops in 1.6 ms is 687 TFLOPS (PyTorch's bf16 figure on the H100).
+  EXPECT_NEAR(tflops(2.0 * 8192.0 * 8192.0 * 8192.0, 1.6e-3), 687.19, 0.01);
+  EXPECT_DOUBLE_EQ(gbps(3e9, 1e-3), 3000.0);
+  EXPECT_DOUBLE_EQ(percent_of(494.7, 989.4), 50.0);
+  EXPECT_EQ(percent_of(1.0, 0.0), 0.0);
+  EXPECT_EQ(tflops(1e12, 0.0), 0.0);
+}
+
+DeviceInfo h100() {
+  DeviceInfo d;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.bus_width_bits = 5120;
+  d.max_sm_clock_mhz = 1980;
+  d.max_mem_clock_mhz = 2619;
+  return d;
+}
+
+TEST(Peaks, DatasheetForKnownProducts) {
+  PeakTable p = peaks_for(h100());
+  EXPECT_DOUBLE_EQ(p.bf16, 989.4);
+  EXPECT_DOUBLE_EQ(p.tflops(Dtype::tf32), 494.7);
+  EXPECT_DOUBLE_EQ(p.tflops(Dtype::fp8), 1978.9);
+  EXPECT_NEAR(p.mem_gbs, 3352.3, 0.1);  // 2 x 2619 MHz x 640 bytes
+  EXPECT_NE(p.source.find("datasheet"), std::string::npos);
+
+  DeviceInfo pcie = h100();
+  pcie.name = "NVIDIA H100 PCIe";
+  EXPECT_DOUBLE_EQ(peaks_for(pcie).bf16, 756.0);
+
+  DeviceInfo a100 = h100();
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  a100.cc_major = 8;
+  EXPECT_DOUBLE_EQ(peaks_for(a100).fp16, 312.0);
+  EXPECT_EQ(peaks_for(a100).fp8, 0.0);  // no fp8 on Ampere
+}
+
+TEST(Peaks, PerSmRateForUnknownProducts) {
+  DeviceInfo d = h100();
+  d.name = "Some Future Hopper";
+  PeakTable p = peaks_for(d);
+  EXPECT_NEAR(p.bf16, 4096.0 * 132 * 1980e6 / 1e12, 1e-9);
+  EXPECT_NE(p.source.find("per-SM"), std::string::npos);
+}
+
+TEST(Dtype, NamesRoundTrip) {
+  for (Dtype t : {Dtype::fp64, Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+    EXPECT_EQ(parse_dtype(to_string(t)), t);
+  }
+  EXPECT_EQ(size_of(Dtype::bf16), 2u);
+  EXPECT_EQ(size_of(Dtype::tf32), 4u);
+  EXPECT_THROW(parse_dtype("fp12"), InvalidArgument);
+}
+
+TEST(Flags, ParseDeclareAndReject) {
+  detail::clear_flags();
+  detail::set_flag("t_int", "42");
+  detail::set_flag("t_bad_int", "4x");
+  detail::set_flag("t_bool", "false");
+  detail::set_flag("t_list", "a,b");
+  detail::set_flag("t_list", "c");
+  detail::set_flag("t_nobody", "1");
+  EXPECT_EQ(flag_int("t_int", 1, ""), 42);
+  EXPECT_EQ(flag_int("t_absent", 7, ""), 7);
+  EXPECT_THROW(flag_int("t_bad_int", 1, ""), InvalidArgument);
+  EXPECT_FALSE(flag_bool("t_bool", true, ""));
+  EXPECT_EQ(flag_list("t_list", ""), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(detail::unknown_flags(), std::vector<std::string>{"t_nobody"});
+  detail::clear_flags();
+}
+
+TEST(Validate, ComparisonCatchesErrorsAndNaN) {
+  std::vector<double> ref{1, 2, 3, 4};
+  EXPECT_TRUE(within(compare({1, 2, 3, 4}, ref), {1e-12}));
+  Comparison c = compare({1, 2, 3.1, 4}, ref);
+  EXPECT_NEAR(c.max_abs_error, 0.1, 1e-12);
+  EXPECT_EQ(c.worst_index, 2u);
+  EXPECT_NEAR(c.rel_l2_error, 0.1 / std::sqrt(30.0), 1e-12);
+  EXPECT_FALSE(within(c, {1e-3}));
+  EXPECT_TRUE(within(c, {0.1}));
+  EXPECT_FALSE(within(c, {0.1, 0.05}));  // max_abs limit
+  Comparison n = compare({1, NAN, 3, 4}, ref);
+  EXPECT_EQ(n.nonfinite, 1u);
+  EXPECT_FALSE(within(n, {1.0}));
+  EXPECT_THROW(require_close("x", {1.0}, {2.0}, {1e-3}), ValidationError);
+  EXPECT_THROW(compare({1.0}, {1.0, 2.0}), ValidationError);
+}
+
+TEST(Errors, CarryFileAndLine) {
+  try {
+    XF_THROW(InvalidArgument, "bad shape");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test_sdk.cpp:"), std::string::npos);
+    EXPECT_EQ(e.message(), "bad shape");
+  }
+}

@@ -1,0 +1,54 @@
+// A CPU-only plugin: lets CI exercise load -> register -> run -> JSON without a GPU.
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "xfbench/xfbench.hpp"
+
+namespace {
+
+// Sums a vector; declares its bytes and flops so the SDK's counters are exercised too.
+void sum_case(benchmark::State& state, std::size_t n) {
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0f + float(i % 7);
+  if (xfbench::should_validate()) {
+    double expect = 0;
+    for (float v : x) expect += v;
+    double got = std::accumulate(x.begin(), x.end(), 0.0);
+    xfbench::require_close("sum", {got}, {expect}, {1e-12});
+  }
+  xfbench::Timing t;
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    double s = std::accumulate(x.begin(), x.end(), 0.0);
+    benchmark::DoNotOptimize(s);
+    ++t.launches;
+  }
+  t.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.seconds = t.launches ? t.total_seconds / t.launches : 0;
+  xfbench::set_counters(state, t, {double(n), double(n * sizeof(float))});
+}
+
+void register_cases() {
+  long n = xfbench::flag_int("cputest_n", 4096, "elements summed by the CPU test cases");
+  if (n <= 0) XF_THROW(InvalidArgument, "--xfbench_cputest_n must be positive");
+  xfbench::add_case(
+      "CpuTest/sum/fp32/n:" + std::to_string(n),
+      [n](benchmark::State& s) { sum_case(s, std::size_t(n)); }, xfbench::Needs::cpu);
+  xfbench::add_case(
+      "CpuTest/fails/validation",
+      [](benchmark::State&) { xfbench::require_close("deliberate", {1.0}, {2.0}, {1e-6}); },
+      xfbench::Needs::cpu);
+  xfbench::add_case(
+      "CpuTest/unsupported/here",
+      [](benchmark::State&) { XF_THROW(Unsupported, "this case only says it cannot run here"); },
+      xfbench::Needs::cpu);
+  xfbench::add_case("GpuTest/needs_gpu", [](benchmark::State& s) {
+    for (auto _ : s) s.SetIterationTime(1e-6);
+  });
+}
+
+}  // namespace
+
+XFBENCH_PLUGIN("cputest", "1.0.0", "CPU-only cases for testing the host", register_cases)
