@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""PyTorch peer runner: xfbench's cases through PyTorch / HF transformers, written as Google
+Benchmark JSON with the same case names and counters, so `python3 -m reports compare` lines the
+two up ("how much faster than the PyTorch the seeds measured?").
+
+Standalone on purpose: standard library + torch (+ transformers for the layer families), no
+import from the `reports` package, so it can be copied to a GPU machine and run as
+    python3 reports/peer_torch.py --out torch.json
+Timing follows DESIGN.md: warm-up first, CUDA events around back-to-back launches ("hot"),
+several repetitions, random inputs. A case that fails becomes an entry with `error_occurred`,
+like xfbench's SkipWithError, and the run goes on.
+
+Exit codes: 0 all cases ran, 1 some cases failed, 2 torch/CUDA missing or bad arguments.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+
+H = 1024            # bert-large hidden size
+HEADS = 16
+FFN = 4096          # bert-large intermediate size
+DROPOUT = 0.1
+MiB = 1 << 20
+
+ALL_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer", "GPT2Block", "T5Encoder", "T5Decoder",
+                "TrainStep"]
+DEFAULT_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer"]
+LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa"}
+# T5's attention (relative position bias) is eager-only in transformers, so no torch-sdpa name
+# for it: a name must say what ran.
+FAMILY_BACKENDS = {"BertLayer": ["torch-eager", "torch-sdpa"], "GPT2Block": ["torch-eager", "torch-sdpa"],
+                   "T5Encoder": ["torch-eager"], "T5Decoder": ["torch-eager"]}
+DTYPE_SIZE = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+LAYER_SHAPES = [(128, 128), (512, 64)]      # (seq, batch), xfbench's layer defaults
+TRAIN_MODELS = {
+    # name: (layers, hidden, heads, vocab)
+    "bert-large": (24, 1024, 16, 30522),
+    "gpt2-medium": (24, 1024, 16, 50257),
+}
+TRAIN_CASES = [("bert-large", "fp16", 512, 16), ("bert-large", "fp16-ckpt", 512, 16),
+               ("gpt2-medium", "bf16", 1024, 8)]
+
+
+# ---- pure Python: case list, names, FLOP and byte counts, JSON -------------------------------
+
+class Spec:
+    """One case: its Google Benchmark name and what to build."""
+
+    def __init__(self, family, name, **kw):
+        self.family = family
+        self.name = name                   # without /manual_time
+        self.kw = kw
+
+    @property
+    def gb_name(self):
+        return self.name + "/manual_time"  # GPU cases use manual time in xfbench too
+
+    def __repr__(self):
+        return f"Spec({self.name})"
+
+
+def matmul_flops(m, n, k):
+    return 2 * m * n * k
+
+
+def layer_flops(b, s, h=H, kind="layer", passes="fwd"):
+    """FLOPs as in DESIGN.md: layer 24bsh^2 + 4bs^2h; ffn 16bsh^2; attention 8bsh^2 + 4bs^2h;
+    dense (h -> 4h) 8bsh^2; decoder counts attention twice (self + cross); fwd+bwd = 3x fwd."""
+    att = 8 * b * s * h * h + 4 * b * s * s * h
+    ffn = 16 * b * s * h * h
+    f = {"layer": att + ffn, "decoder": 2 * att + ffn, "ffn": ffn, "attention": att,
+         "dense": 8 * b * s * h * h, "dense_gelu": 8 * b * s * h * h}[kind]
+    return 3 * f if passes == "fwdbwd" else f
+
+
+def train_flops_per_sample(model, s, ckpt=False):
+    """3 * (L * (att + ffn) + 2*s*h*V) per sample; 4x instead of 3x with activation checkpointing
+    (the forward runs twice)."""
+    L, h, _, V = TRAIN_MODELS[model]
+    per = L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V
+    return (4 if ckpt else 3) * per
+
+
+def vector_bytes(op, n, dtype):
+    """Bytes read + written: scale/copy read n and write n; triad reads 2n and writes n."""
+    return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
+
+
+def default_specs(families):
+    out = []
+    if "Matmul" in families:
+        for dt in ("fp32", "tf32", "fp16", "bf16"):
+            for n in (2048, 4096, 8192, 16384):
+                out.append(Spec("Matmul", f"Matmul/{dt}/NN/m:{n}/n:{n}/k:{n}", dtype=dt, m=n, n=n, k=n))
+    if "Vector" in families:
+        n = 1 << 28
+        for op in ("scale", "copy"):
+            for dt in ("fp32", "fp16", "bf16"):
+                out.append(Spec("Vector", f"Vector/{op}/{dt}/n:{n}", op=op, dtype=dt, n=n))
+        out.append(Spec("Vector", f"Vector/triad/fp32/n:{n}", op="triad", dtype="fp32", n=n))
+    if "Memcpy" in families:
+        nb = 256 * MiB
+        for kind in ("h2d/pinned/ce", "d2h/pinned/ce", "d2d/device/ce"):
+            out.append(Spec("Memcpy", f"Memcpy/{kind}/bytes:{nb}", direction=kind.split("/")[0], bytes=nb))
+    for fam in ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder"):
+        if fam not in families:
+            continue
+        for backend in FAMILY_BACKENDS[fam]:
+            for s, b in LAYER_SHAPES:
+                for passes in ("fwd", "fwdbwd"):
+                    out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}",
+                                    backend=backend, passes=passes, seq=s, batch=b, part=None))
+        if fam == "BertLayer":
+            for part in ("dense", "dense_gelu", "ffn", "attention"):
+                out.append(Spec(fam, f"BertLayer/part:{part}/fp16/fwd/seq:128/batch:64",
+                                backend="torch-sdpa", passes="fwd", seq=128, batch=64, part=part))
+    if "TrainStep" in families:
+        for model, variant, s, b in TRAIN_CASES:
+            out.append(Spec("TrainStep", f"TrainStep/{model}/{variant}/seq:{s}/batch:{b}",
+                            model=model, variant=variant, seq=s, batch=b))
+    return out
+
+
+def select(specs, pattern):
+    if not pattern:
+        return specs
+    rx = re.compile(pattern)
+    return [s for s in specs if rx.search(s.name) or rx.search(s.gb_name)]
+
+
+def counters(spec, seconds, mem_bytes=None):
+    """Counters of one repetition that took `seconds` per iteration (same units as xfbench)."""
+    k, t = spec.kw, seconds
+    c = {}
+    if spec.family == "Matmul":
+        c["TFLOPS"] = matmul_flops(k["m"], k["n"], k["k"]) / t / 1e12
+    elif spec.family == "Vector":
+        c["GB/s"] = vector_bytes(k["op"], k["n"], k["dtype"]) / t / 1e9
+    elif spec.family == "Memcpy":
+        c["GB/s"] = k["bytes"] / t / 1e9  # bytes moved once, as cudaMemcpy bandwidth is quoted
+    elif spec.family == "TrainStep":
+        per = train_flops_per_sample(k["model"], k["seq"], ckpt="ckpt" in k["variant"])
+        c["TFLOPS"] = per * k["batch"] / t / 1e12
+        c["samples/s"] = k["batch"] / t
+        c["tokens/s"] = k["batch"] * k["seq"] / t
+    else:  # layer families
+        kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
+        c["TFLOPS"] = layer_flops(k["batch"], k["seq"], kind=kind, passes=k["passes"]) / t / 1e12
+        c["samples/s"] = k["batch"] / t
+    if mem_bytes is not None:
+        c["mem_GB"] = mem_bytes / 1e9
+    return c
+
+
+TIME_UNIT = "ms"
+
+
+def gb_entries(spec, samples, iterations, family_index, instance_index, mem_bytes=None):
+    """Google Benchmark 1.7.1 entries: one per repetition, then mean/median/stddev/cv aggregates
+    (what --benchmark_repetitions=N writes)."""
+    scale = 1e3  # seconds -> ms
+    base = {"name": spec.gb_name, "family_index": family_index,
+            "per_family_instance_index": instance_index, "run_name": spec.gb_name}
+    reps = []
+    for i, t in enumerate(samples):
+        e = dict(base, run_type="iteration", repetitions=len(samples), repetition_index=i, threads=1,
+                 iterations=iterations, real_time=t * scale, cpu_time=t * scale, time_unit=TIME_UNIT)
+        e.update(counters(spec, t, mem_bytes))
+        reps.append(e)
+    out = list(reps)
+    if len(samples) > 1:
+        keys = ["real_time", "cpu_time"] + list(counters(spec, samples[0], mem_bytes))
+        for agg in ("mean", "median", "stddev", "cv"):
+            a = dict(base, name=f"{spec.gb_name}_{agg}", run_type="aggregate",
+                     repetitions=len(samples), threads=1, aggregate_name=agg,
+                     aggregate_unit="percentage" if agg == "cv" else "time",
+                     iterations=len(samples))
+            for key in keys:
+                vals = [r[key] for r in reps]
+                mean = statistics.fmean(vals)
+                sd = statistics.stdev(vals)
+                a[key] = {"mean": mean, "median": statistics.median(vals), "stddev": sd,
+                          "cv": sd / mean if mean else 0.0}[agg]
+            a["time_unit"] = TIME_UNIT
+            out.append(a)
+    return out
+
+
+def error_entry(spec, message, family_index, instance_index):
+    return {"name": spec.gb_name, "family_index": family_index,
+            "per_family_instance_index": instance_index, "run_name": spec.gb_name,
+            "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+            "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": TIME_UNIT,
+            "error_occurred": True, "error_message": message}
+
+
+def base_context():
+    """Google Benchmark's own context keys, as far as Python can tell them."""
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = []
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "host_name": socket.gethostname(), "executable": " ".join([sys.executable] + sys.argv),
+        "num_cpus": os.cpu_count() or 0, "mhz_per_cpu": 0, "cpu_scaling_enabled": False,
+        "caches": [], "load_avg": load, "library_build_type": "release",
+        "xfbench_runner": "pytorch", "xfbench_mode": "hot", "python_version": platform.python_version(),
+    }
+
+
+def write_json(path, context, entries):
+    # Written after every case (to a temp file, then renamed) so a crash leaves a valid file.
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"context": context, "benchmarks": entries}, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def fmt_cudnn(v):
+    """torch gives cuDNN 9.1.2 as 90102."""
+    if not v:
+        return ""
+    return f"{v // 10000}.{v % 10000 // 100}.{v % 100}" if v >= 90000 else f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
+
+
+# ---- torch: context, builders, timing --------------------------------------------------------
+
+def torch_context(torch, device):
+    ctx = {"torch_version": torch.__version__}
+    try:
+        import transformers
+        ctx["transformers_version"] = transformers.__version__
+    except ImportError:
+        pass
+    p = torch.cuda.get_device_properties(device)
+    ctx.update(gpu_name=p.name, gpu_cc=f"{p.major}.{p.minor}", gpu_sm_count=str(p.multi_processor_count),
+               gpu_mem_GB=f"{p.total_memory / 1e9:.1f}", cuda_runtime=str(torch.version.cuda or ""),
+               cudnn_version=fmt_cudnn(torch.backends.cudnn.version()))
+    for attr, key in (("memory_bus_width", "gpu_bus_width"), ("clock_rate", "gpu_max_sm_MHz")):
+        v = getattr(p, attr, None)
+        if v:
+            ctx[key] = str(v // 1000 if attr == "clock_rate" else v)
+    try:
+        ctx["nccl_version"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+    except Exception:  # NCCL is optional in torch builds
+        pass
+    try:  # torch does not expose the driver version; nvidia-smi does where it exists
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader",
+                              f"--id={device}"], capture_output=True, text=True, timeout=20)
+        if out.returncode == 0 and out.stdout.strip():
+            ctx["driver_version"] = out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return ctx
+
+
+def _dtype(torch, name):
+    return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+            "bf16": torch.bfloat16}[name]
+
+
+def _first(out):
+    """HF layers return a tensor, a tuple or a ModelOutput depending on version."""
+    if isinstance(out, (tuple, list)):
+        return out[0]
+    return getattr(out, "last_hidden_state", out)
+
+
+def _make(cls, config, **kw):
+    """HF module constructors gained arguments (layer_idx, ...) over versions: try, then without."""
+    try:
+        return cls(config, **kw)
+    except TypeError:
+        return cls(config)
+
+
+def _config(cls, impl, **kw):
+    cfg = cls(**kw)
+    # attn_implementation selects eager vs scaled_dot_product_attention kernels
+    try:
+        cfg._attn_implementation = impl
+    except Exception:
+        setattr(cfg, "_attn_implementation_internal", impl)
+    return cfg
+
+
+def build_matmul(torch, spec, dev):
+    k = spec.kw
+    dt = _dtype(torch, k["dtype"])
+    # tf32 is fp32 storage with TF32 tensor-core math; fp32 must really be fp32
+    torch.backends.cuda.matmul.allow_tf32 = k["dtype"] == "tf32"
+    a = torch.randn(k["m"], k["k"], device=dev, dtype=dt)
+    b = torch.randn(k["k"], k["n"], device=dev, dtype=dt)
+    c = torch.empty(k["m"], k["n"], device=dev, dtype=dt)
+    return lambda: torch.matmul(a, b, out=c)
+
+
+def build_vector(torch, spec, dev):
+    k = spec.kw
+    dt = _dtype(torch, k["dtype"])
+    a = torch.randn(k["n"], device=dev, dtype=dt)
+    b = torch.empty_like(a)
+    if k["op"] == "scale":
+        return lambda: torch.mul(a, 1.2, out=b)  # a*1.2 without an allocation per call
+    if k["op"] == "copy":
+        return lambda: b.copy_(a)
+    c = torch.randn_like(a)
+    return lambda: torch.add(b, c, alpha=1.2, out=a)  # triad: a = b + 1.2*c
+
+
+def build_memcpy(torch, spec, dev):
+    n, d = spec.kw["bytes"], spec.kw["direction"]
+    dev_buf = torch.randint(0, 256, (n,), dtype=torch.uint8, device=dev)
+    if d == "d2d":
+        dst = torch.empty_like(dev_buf)
+        return lambda: dst.copy_(dev_buf)
+    host = torch.randint(0, 256, (n,), dtype=torch.uint8).pin_memory()
+    if d == "h2d":
+        return lambda: dev_buf.copy_(host, non_blocking=True)
+    return lambda: host.copy_(dev_buf, non_blocking=True)
+
+
+def build_layer(torch, spec, dev):
+    k = spec.kw
+    s, b, impl = k["seq"], k["batch"], LAYER_BACKENDS[k["backend"]]
+    dt = torch.float16
+    fam = spec.family
+    extra = {}
+    if fam == "BertLayer":
+        from transformers import BertConfig
+        from transformers.models.bert import modeling_bert as mb
+        cfg = _config(BertConfig, impl, hidden_size=H, num_attention_heads=HEADS, intermediate_size=FFN,
+                      hidden_dropout_prob=DROPOUT, attention_probs_dropout_prob=DROPOUT,
+                      max_position_embeddings=max(512, s))
+        part = k["part"]
+        if part is None:
+            mod = _make(mb.BertLayer, cfg, layer_idx=0)
+            fwd = lambda m, x: _first(m(x))
+        elif part == "dense":
+            mod = torch.nn.Linear(H, FFN)
+            fwd = lambda m, x: m(x)
+        elif part == "dense_gelu":
+            mod = mb.BertIntermediate(cfg)  # Linear 1024->4096 + GELU
+            fwd = lambda m, x: m(x)
+        elif part == "ffn":
+            mod = torch.nn.ModuleDict({"i": mb.BertIntermediate(cfg), "o": mb.BertOutput(cfg)})
+            fwd = lambda m, x: m["o"](m["i"](x), x)
+        else:
+            mod = _make(mb.BertAttention, cfg, layer_idx=0)
+            fwd = lambda m, x: _first(m(x))
+    elif fam == "GPT2Block":
+        from transformers import GPT2Config
+        from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+        cfg = _config(GPT2Config, impl, n_embd=H, n_head=HEADS, n_inner=FFN, n_positions=max(1024, s),
+                      resid_pdrop=DROPOUT, attn_pdrop=DROPOUT, embd_pdrop=DROPOUT)
+        mod = _make(GPT2Block, cfg, layer_idx=0)
+        fwd = lambda m, x: _first(m(x))
+    else:
+        from transformers import T5Config
+        from transformers.models.t5.modeling_t5 import T5Block
+        dec = fam == "T5Decoder"
+        cfg = _config(T5Config, impl, d_model=H, d_ff=FFN, num_heads=HEADS, d_kv=H // HEADS,
+                      dropout_rate=DROPOUT, is_decoder=dec, use_cache=False)
+        mod = _make(T5Block, cfg, has_relative_attention_bias=True, layer_idx=0)
+        if dec:
+            extra["enc"] = torch.randn(b, s, H, device=dev, dtype=dt)
+            fwd = lambda m, x: _first(m(x, encoder_hidden_states=extra["enc"], use_cache=False))
+        else:
+            fwd = lambda m, x: _first(m(x))
+    mod = mod.to(dev, dt).train()  # training mode: dropout on, as in the seeds
+    x = torch.randn(b, s, H, device=dev, dtype=dt, requires_grad=k["passes"] == "fwdbwd")
+    if k["passes"] == "fwd":
+        def run():
+            with torch.no_grad():  # forward only: no autograd graph to build
+                fwd(mod, x)
+        return run
+    dy = torch.randn(b, s, H, device=dev, dtype=dt)
+
+    def run():
+        fwd(mod, x).backward(dy)
+    return run
+
+
+def build_train(torch, spec, dev):
+    k = spec.kw
+    L, h, heads, V = TRAIN_MODELS[k["model"]]
+    s, b, variant = k["seq"], k["batch"], k["variant"]
+    if k["model"].startswith("bert"):
+        from transformers import BertConfig, BertForMaskedLM
+        cfg = BertConfig(hidden_size=h, num_hidden_layers=L, num_attention_heads=heads,
+                         intermediate_size=4 * h, vocab_size=V, max_position_embeddings=max(512, s))
+        model = BertForMaskedLM(cfg)
+    else:
+        from transformers import GPT2Config, GPT2LMHeadModel
+        cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
+        model = GPT2LMHeadModel(cfg)
+    model = model.to(dev).train()
+    if "ckpt" in variant:
+        model.gradient_checkpointing_enable()
+    dt = torch.bfloat16 if variant.startswith("bf16") else torch.float16
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    scaler = torch.amp.GradScaler("cuda", enabled=dt == torch.float16)
+    ids = torch.randint(0, V, (b, s), device=dev)
+
+    def step():
+        with torch.autocast("cuda", dtype=dt):
+            loss = model(input_ids=ids, labels=ids).loss
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+BUILDERS = {"Matmul": build_matmul, "Vector": build_vector, "Memcpy": build_memcpy,
+            "TrainStep": build_train}
+
+
+def measure(torch, fn, repetitions, min_time, warmup):
+    """Per-iteration seconds for each repetition, and the iterations per repetition."""
+    import time
+    t_end = time.perf_counter() + warmup
+    n = 0
+    while n < 3 or time.perf_counter() < t_end:  # first calls: handles, autotuning, allocator
+        fn()
+        torch.cuda.synchronize()
+        n += 1
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    one = max(start.elapsed_time(stop) / 1e3, 1e-7)
+    iters = max(1, min(100000, int(min_time / one)))
+    samples = []
+    for _ in range(repetitions):
+        start.record()
+        for _ in range(iters):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / 1e3 / iters)
+    return samples, iters
+
+
+def run_cases(torch, specs, args, context):
+    dev = torch.device("cuda", args.device)
+    entries, failed = [], 0
+    fam_index = {}
+    inst = {}
+    for spec in specs:
+        fi = fam_index.setdefault(spec.family, len(fam_index))
+        ii = inst[spec.family] = inst.get(spec.family, -1) + 1
+        torch.manual_seed(0)
+        try:
+            build = BUILDERS.get(spec.family, build_layer)
+            fn = build(torch, spec, dev)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats(dev)
+            samples, iters = measure(torch, fn, args.repetitions, args.min_time, args.warmup)
+            mem = torch.cuda.max_memory_allocated(dev)
+            entries += gb_entries(spec, samples, iters, fi, ii, mem)
+            med = statistics.median(samples)
+            main_counter = next(iter(counters(spec, med).items()))
+            print(f"{spec.gb_name:<60} {med * 1e3:10.3f} ms  {main_counter[0]}={main_counter[1]:.1f}",
+                  flush=True)
+        except Exception as e:  # one failed case must not stop the run (as SkipWithError)
+            failed += 1
+            msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()
+            print(f"{spec.gb_name:<60} ERROR {msg}", file=sys.stderr, flush=True)
+            entries.append(error_entry(spec, msg, fi, ii))
+        finally:
+            fn = None
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.cuda.empty_cache()
+        write_json(args.out, context, entries)
+    return failed
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="peer_torch.py",
+        description="Run xfbench's cases through PyTorch / HF transformers and write Google Benchmark JSON.")
+    p.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
+                   help=f"comma-separated, or 'all' (default {','.join(DEFAULT_FAMILIES)}; "
+                        f"all = {','.join(ALL_FAMILIES)})")
+    p.add_argument("--filter", help="regex on case names (like --benchmark_filter)")
+    p.add_argument("--repetitions", type=int, default=5, help="repetitions per case (default 5)")
+    p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition (default 0.1)")
+    p.add_argument("--warmup", type=float, default=0.2, help="warm-up seconds per case (default 0.2)")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
+    p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
+    args = p.parse_args(argv)
+    fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
+    bad = [f for f in fams if f not in ALL_FAMILIES]
+    if bad:
+        p.error(f"unknown families {','.join(bad)}; known: {','.join(ALL_FAMILIES)}")
+    if args.repetitions < 1:
+        p.error("--repetitions must be >= 1")
+    try:
+        re.compile(args.filter or "")
+    except re.error as e:
+        p.error(f"bad --filter regex: {e}")
+    args.family_list = fams
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    specs = select(default_specs(args.family_list), args.filter)
+    if args.list:
+        for s in specs:
+            print(s.gb_name)
+        return 0
+    if not specs:
+        print("no case matches --families/--filter", file=sys.stderr)
+        return 2
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch is not installed: {e}", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print(f"CUDA is not available to torch {torch.__version__} (no GPU or a CPU-only build)",
+              file=sys.stderr)
+        return 2
+    torch.cuda.set_device(args.device)
+    context = base_context()
+    context.update(torch_context(torch, args.device))
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    os.makedirs(out_dir, exist_ok=True)
+    failed = run_cases(torch, specs, args, context)
+    print(f"wrote {args.out}: {len(specs) - failed} cases ran, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

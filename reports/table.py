@@ -1,0 +1,263 @@
+"""`table`: the seeds' pivot tables from one run (Markdown or CSV).
+
+The transformers-benchmarks notebooks printed their results as small pivots: layer TFLOPS with
+rows `fwd seq_len=128` / `fwd+bwd seq_len=128` and columns `batch=...`, matmul TFLOPS by dtype and
+size, vector GB/s by op and size, and GPU x GPU bandwidth matrices. Those shapes are rebuilt here
+from xfbench's case names; cases that fit no pivot land in a plain per-family list so nothing is
+dropped. Values are medians of the repetitions.
+"""
+
+import argparse
+import os
+import sys
+
+from . import loader
+from .render import Table, to_csv, to_markdown, to_text
+
+LAYER_FAMILIES = ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder")
+DTYPE_ORDER = ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
+PASS_LABEL = {"fwd": "fwd", "fwdbwd": "fwd+bwd", "bwd": "bwd"}
+FLAT_METRICS = ["TFLOPS", "GB/s", "busbw", "algbw", "samples/s", "tokens/s", "MFU", "pct_peak",
+                "mem_GB", "latency_us"]
+
+
+def _key(v):
+    """Sort key that orders numbers numerically and keeps strings after them."""
+    v = loader.as_number(v)
+    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+
+def _dtype_key(d):
+    return (DTYPE_ORDER.index(d), d) if d in DTYPE_ORDER else (len(DTYPE_ORDER), d)
+
+
+def _pow2(n):
+    n = loader.as_number(n)
+    if isinstance(n, int) and n >= 1024 and n & (n - 1) == 0:
+        return f"2^{n.bit_length() - 1}"
+    return str(n)
+
+
+def pivot(title, cases, row_of, col_of, metric, corner="", notes=None):
+    """cases -> Table. row_of/col_of map a case to (sort key, label)."""
+    rows, cols, cell = {}, {}, {}
+    for c in cases:
+        rk, rl = row_of(c)
+        ck, cl = col_of(c)
+        rows[rl] = rk
+        cols[cl] = ck
+        cell[(rl, cl)] = c
+    rlabels = sorted(rows, key=lambda x: rows[x])
+    clabels = sorted(cols, key=lambda x: cols[x])
+    t = Table(title, [corner, *clabels], notes=list(notes or []))
+    for rl in rlabels:
+        shown, raw = [rl], [rl]
+        for cl in clabels:
+            c = cell.get((rl, cl))
+            if c is None:
+                shown.append("—")
+                raw.append(None)
+            elif c.error:
+                shown.append("error")
+                raw.append("error")
+            else:
+                v = c.value(metric)
+                shown.append(loader.fmt_num(v))
+                raw.append(v)
+        t.add(shown, raw)
+    return t
+
+
+def _group(cases, key):
+    groups = {}
+    for c in cases:
+        groups.setdefault(key(c), []).append(c)
+    return groups
+
+
+def layer_tables(fam, cases):
+    tables, used = [], []
+    whole = [c for c in cases if "part" not in c.params and len(c.variants) >= 3
+             and {"seq", "batch"} <= c.params.keys()]
+    for (backend, dtype), cs in _group(whole, lambda c: (c.variants[0], c.variants[1])).items():
+        tables.append(pivot(
+            f"{fam} {backend} {dtype} — TFLOPS", cs,
+            lambda c: ((_key(c.params["seq"]), c.variants[2] != "fwd", c.variants[2]),
+                       f"{PASS_LABEL.get(c.variants[2], c.variants[2])} seq_len={c.params['seq']}"),
+            lambda c: (_key(c.params["batch"]), f"batch={c.params['batch']}"),
+            "TFLOPS"))
+        used += cs
+    parts = [c for c in cases if "part" in c.params and len(c.variants) >= 2
+             and {"seq", "batch"} <= c.params.keys()]
+    for dtype, cs in _group(parts, lambda c: c.variants[0]).items():
+        tables.append(pivot(
+            f"{fam} parts {dtype} — TFLOPS", cs,
+            lambda c: ((c.params["part"], _key(c.params["seq"]), c.variants[1]),
+                       f"{c.params['part']} {PASS_LABEL.get(c.variants[1], c.variants[1])}"
+                       f" seq_len={c.params['seq']}"),
+            lambda c: (_key(c.params["batch"]), f"batch={c.params['batch']}"),
+            "TFLOPS"))
+        used += cs
+    return tables, used
+
+
+def matmul_tables(cases):
+    sq = [c for c in cases if c.variants and c.params.get("m") is not None
+          and c.params.get("m") == c.params.get("n") == c.params.get("k")]
+    tables = []
+    for layout, cs in _group(sq, lambda c: c.variants[1] if len(c.variants) > 1 else "").items():
+        tables.append(pivot(
+            f"Matmul {layout} square m=n=k — TFLOPS".replace("  ", " "), cs,
+            lambda c: (_dtype_key(c.variants[0]), c.variants[0]),
+            lambda c: (_key(c.params["n"]), f"n={c.params['n']}"),
+            "TFLOPS", corner="dtype"))
+    return tables, sq
+
+
+def vector_tables(cases):
+    cs = [c for c in cases if len(c.variants) >= 2 and "n" in c.params]
+    if not cs:
+        return [], []
+    t = pivot("Vector — GB/s", cs,
+              lambda c: ((c.variants[0], _dtype_key(c.variants[1])), f"{c.variants[0]}/{c.variants[1]}"),
+              lambda c: (_key(c.params["n"]), f"n={_pow2(c.params['n'])}"),
+              "GB/s", corner="op/dtype")
+    return [t], cs
+
+
+def memcpy_tables(cases):
+    cs = [c for c in cases if c.variants and "bytes" in c.params]
+    if not cs:
+        return [], []
+    t = pivot("Memcpy — GB/s", cs,
+              lambda c: (tuple(c.variants), "/".join(c.variants)),
+              lambda c: (_key(c.params["bytes"]), loader.fmt_bytes(c.params["bytes"])),
+              "GB/s", corner="kind")
+    return [t], cs
+
+
+def p2p_tables(cases):
+    """GPU x GPU matrices (src rows, dst columns), one per (direction, peer, engine[, size])."""
+    cs = [c for c in cases if {"src", "dst"} <= c.params.keys()]
+    tables = []
+    for (variants, size), group in _group(
+            cs, lambda c: (tuple(c.variants), c.params.get("bytes", ""))).items():
+        latency = variants and variants[0] == "latency"
+        metric = "latency_us" if latency else "GB/s"
+        title = "P2P " + " ".join(variants)
+        if size:
+            title += f" {loader.fmt_bytes(size)}"
+        title += f" — {metric}"
+        tables.append(pivot(title, group,
+                            lambda c: (_key(c.params["src"]), f"src {c.params['src']}"),
+                            lambda c: (_key(c.params["dst"]), f"dst {c.params['dst']}"),
+                            metric, corner="src\\dst"))
+    return tables, cs
+
+
+def nccl_tables(cases):
+    cs = [c for c in cases if c.variants and "bytes" in c.params]
+    tables = []
+    for gpus, group in _group(cs, lambda c: c.params.get("gpus", "?")).items():
+        tables.append(pivot(f"NCCL gpus={gpus} — busbw GB/s", group,
+                            lambda c: (tuple(c.variants), "/".join(c.variants)),
+                            lambda c: (_key(c.params["bytes"]), loader.fmt_bytes(c.params["bytes"])),
+                            "busbw", corner="op/dtype"))
+    return tables, cs
+
+
+def flat_table(title, cases):
+    """One row per case with time and the counters present (TrainStep and anything unknown)."""
+    present = []
+    for c in cases:
+        for m in c.metrics():
+            if m != "time" and m not in present:
+                present.append(m)
+    metrics = [m for m in FLAT_METRICS if m in present]
+    metrics += [m for m in present if m not in metrics and m not in
+                ("sm_MHz", "mem_MHz", "temp_C", "power_W")]
+    t = Table(title, ["case", "time", *metrics])
+    for c in cases:
+        if c.error:
+            t.add([c.name, "error", *["—" for _ in metrics]], [c.name, "error", *[None for _ in metrics]])
+            continue
+        vals = [c.value(m) for m in ["time", *metrics]]
+        t.add([c.name, loader.fmt_time(vals[0]), *[loader.fmt_num(v) for v in vals[1:]]],
+              [c.name, *vals])
+    return t
+
+
+def tables_for(run):
+    """All pivot tables of one run, by family in file order, then a list of errors."""
+    out = []
+    for fam in run.families():
+        cases = run.by_family(fam)
+        if fam in LAYER_FAMILIES:
+            tables, used = layer_tables(fam, cases)
+        elif fam == "Matmul":
+            tables, used = matmul_tables(cases)
+        elif fam == "Vector":
+            tables, used = vector_tables(cases)
+        elif fam == "Memcpy":
+            tables, used = memcpy_tables(cases)
+        elif fam == "P2P":
+            tables, used = p2p_tables(cases)
+        elif fam == "NCCL":
+            tables, used = nccl_tables(cases)
+        else:
+            tables, used = [], []
+        out += tables
+        rest = [c for c in cases if c not in used]
+        if rest:
+            title = fam if not used else f"{fam} (other cases)"
+            out.append(flat_table(title, rest))
+    errors = [c for c in run.cases.values() if c.error]
+    if errors:
+        t = Table("Errors", ["case", "error"])
+        for c in errors:
+            t.add([c.name, c.error])
+        out.append(t)
+    return out
+
+
+def add_arguments(p):
+    p.add_argument("file", help="one xfbench / peer runner JSON file")
+    p.add_argument("--format", choices=["md", "csv", "text"], default="md")
+    p.add_argument("--out", metavar="PATH",
+                   help="md/text: write to this file; csv: write one CSV per table into this folder "
+                        "(default: stdout)")
+    p.add_argument("--match-backend", metavar="MAP", default="none",
+                   help="rename layer backends, FROM=TO,... (default none: keep torch-* names)")
+
+
+def main(args):
+    try:
+        bmap = loader.parse_backend_map(args.match_backend)
+    except ValueError as e:
+        loader.warn(f"error: {e}")
+        return 2
+    run = loader.load(args.file, backend_map=bmap)
+    tables = tables_for(run)
+    if args.format == "csv" and args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for t in tables:
+            with open(os.path.join(args.out, t.slug() + ".csv"), "w", encoding="utf-8") as f:
+                f.write(to_csv(t))
+    else:
+        if args.format == "csv":
+            text = "\n".join(to_csv(t, with_title=True) for t in tables)
+        else:
+            fn = to_markdown if args.format == "md" else to_text
+            text = "\n".join(fn(t) for t in tables)
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+    return 0 if run.ok else 2
+
+
+def cli():
+    p = argparse.ArgumentParser(prog="python3 -m reports table", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    return main(p.parse_args())

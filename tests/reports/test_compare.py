@@ -1,0 +1,132 @@
+from reports_helpers import fixture, run_cli  # first: puts the repository root on sys.path
+import math
+import random
+
+import pytest
+
+from reports import compare, loader
+
+A, B = fixture("run_a.json"), fixture("run_b.json")
+
+
+# Reference p-values from scipy.stats.mannwhitneyu (scipy is not a dependency).
+@pytest.mark.parametrize("x,y,u,p", [
+    ([1, 2, 3], [4, 5, 6], 0.0, 0.1),                                   # exact
+    ([1, 2, 3, 4, 5], [6, 7, 8, 9, 10], 0.0, 0.007936507936507936),     # exact, 2/252
+    ([1, 2, 2, 3, 4], [2, 3, 4, 5, 5, 6], 5.0, 0.07794691458872482),    # ties: normal approx
+    ([1.0, 1.1, 0.9, 1.2, 0.8], [0.95, 1.05, 1.0, 1.15, 0.85], 12.5, 1.0),
+])
+def test_mann_whitney_matches_scipy(x, y, u, p):
+    got_u, got_p = compare.mann_whitney(x, y)
+    assert got_u == u and got_p == pytest.approx(p, rel=1e-9)
+
+
+def test_mann_whitney_large_samples():
+    r = random.Random(1)
+    x = [r.gauss(0, 1) for _ in range(40)]
+    y = [r.gauss(0.5, 1) for _ in range(35)]
+    assert compare.mann_whitney(x, y) == (511.0, pytest.approx(0.04530104942918718, rel=1e-9))
+    # exact branch at 10 vs 12 (scipy method='exact')
+    assert compare.mann_whitney(x[:10], y[:12])[1] == pytest.approx(0.09308957296573396, rel=1e-9)
+
+
+def _changes(res):
+    return {(n, lab): (s, p) for (_, n, lab, s, p) in res.changes}
+
+
+def test_compare_changes_significance_and_geomean():
+    runs = loader.load_all([A, B])
+    res = compare.compare(runs)
+    ch = _changes(res)
+    s, p = ch[("Matmul/bf16/NN/m:8192/n:8192/k:8192", "run_b")]
+    assert s == pytest.approx(1.10) and p == pytest.approx(2 / 252)
+    s, p = ch[("Matmul/fp32/NN/m:2048/n:2048/k:2048", "run_b")]
+    assert s == pytest.approx(0.995) and p > 0.05          # inside the jitter: not significant
+    s, p = ch[("Vector/scale/fp32/n:268435456", "run_b")]
+    assert s == pytest.approx(0.90) and p < 0.05
+    s, _ = ch[("TrainStep/bert-large/fp16/seq:512/batch:16", "run_b")]
+    assert s == pytest.approx(1.0)
+
+    tables = {t.title: t for t in res.tables}
+    assert list(tables) == ["Matmul", "Vector", "BertLayer", "Memcpy", "P2P", "NCCL", "TrainStep"]
+    mm = tables["Matmul"]
+    row = next(r for r in mm.rows if r[0] == "Matmul/bf16/NN/m:8192/n:8192/k:8192")
+    assert row[1:3] == ["730.0", "803.0 (1.10×)"]
+    assert row[-2:] == ["+10.0%", "0.008 ▲"]
+    geo = mm.rows[-1]
+    expected = math.exp((math.log(1.10) + math.log(1.05) + math.log(0.995)) / 17)
+    assert geo[0] == "geomean" and geo[-2] == f"{(expected - 1) * 100:+.1f}%" == "+0.8%"
+    vec = next(r for r in tables["Vector"].rows if r[0] == "Vector/scale/fp32/n:268435456")
+    assert vec[1:3] == ["3000", "2700 (0.90×)"] and vec[-2:] == ["-10.0%", "0.008 ▼"]
+    # TrainStep is judged by samples/s and shows memory
+    assert tables["TrainStep"].headers[1:5] == ["samples/s run_a", "samples/s run_b",
+                                                "TFLOPS run_a", "TFLOPS run_b"]
+    assert "mem_GB run_a" in tables["TrainStep"].headers
+
+
+def test_context_mismatch_is_shown():
+    res = compare.compare(loader.load_all([A, B]))
+    rows = {r[0]: r for r in res.context.rows}
+    assert rows["gpu_name"][1:] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200", "≠ differs"]
+    assert rows["cuda_runtime"][-1] == ""
+    assert rows["date"][-1] == ""          # dates always differ; not flagged
+    assert any("differ" in n for n in res.context.notes)
+
+
+def test_slower_than_gate():
+    res = compare.compare(loader.load_all([A, B]))
+    slow = compare.slower_than(res, 5)
+    assert [n for _, n, _, _ in slow] == ["Vector/scale/fp32/n:268435456"]
+    assert compare.slower_than(res, 15) == []
+
+
+def test_cli_fail_if_slower_exit_codes():
+    r = run_cli("-m", "reports", "compare", A, B, "--fail-if-slower", "5")
+    assert r.returncode == 1
+    assert "slower: Vector/scale/fp32/n:268435456 in run_b: -10.0% (limit -5%)" in r.stderr
+    assert "Matmul/bf16/NN/m:8192/n:8192/k:8192" in r.stdout   # the report is still printed
+    r = run_cli("-m", "reports", "compare", A, B, "--fail-if-slower", "15")
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_cli_markdown(tmp_path):
+    md = tmp_path / "cmp.md"
+    r = run_cli("-m", "reports", "compare", A, B, "--format", "md", "--markdown", str(md),
+                "--family", "Matmul")
+    assert r.returncode == 0
+    line = "| Matmul/bf16/NN/m:8192/n:8192/k:8192 | 730.0 | 803.0 (1.10×) | 1.51 ms | 1.37 ms (0.91×) | +10.0% | 0.008 ▲ |"
+    assert line in r.stdout
+    assert line in md.read_text()
+    assert "### Vector" not in r.stdout
+
+
+def test_torch_peer_matched_by_backend():
+    r = run_cli("-m", "reports", "compare", A, fixture("torch_peer.json"), "--family", "BertLayer",
+                "--format", "md")
+    assert r.returncode == 0
+    assert "| BertLayer/fused/fp16/fwd/seq:128/batch:128 | 310.0 | 232.5 (0.75×) |" in r.stdout
+    assert "| BertLayer/unfused/fp16/fwdbwd/seq:512/batch:64 | 232.0 | 139.2 (0.60×) |" in r.stdout
+    assert "| xfbench_runner | — | pytorch | ≠ differs |" in r.stdout
+    r = run_cli("-m", "reports", "compare", A, fixture("torch_peer.json"), "--family", "BertLayer",
+                "--format", "md", "--match-backend", "none")
+    assert "| BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:128 | — | 232.5 |" in r.stdout
+
+
+def test_bad_files_reported_rest_produced():
+    r = run_cli("-m", "reports", "compare", A, fixture("not_xfbench.json"), B,
+                fixture("empty.json"), fixture("errors.json"))
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2
+    assert any("not_xfbench.json" in e and 'no "benchmarks" list' in e for e in err)
+    assert any("empty.json" in e and "empty run" in e for e in err)
+    assert sum("errors.json" in e for e in err) == 2
+    assert len(err) == 4
+    assert "+10.0%" in r.stdout                  # run_b still compared against run_a
+    assert "error" in r.stdout                   # the failed cases are shown as such
+
+
+def test_single_rep_has_no_p_value():
+    res = compare.compare(loader.load_all([A, fixture("errors.json")]))
+    ch = _changes(res)
+    s, p = ch[("Matmul/fp32/NN/m:2048/n:2048/k:2048", "errors")]
+    assert s == pytest.approx(1.0) and p is None

@@ -1,0 +1,79 @@
+from reports_helpers import fixture, run_cli  # first: puts the repository root on sys.path
+import csv
+
+import pytest
+
+from reports import loader, table
+from reports.render import to_markdown
+
+
+def _md(run_file):
+    run = loader.load(fixture(run_file), backend_map={})  # as the table command: names kept
+    return "\n".join(to_markdown(t) for t in table.tables_for(run))
+
+
+def test_layer_pivot_like_the_seeds():
+    md = _md("run_a.json")
+    assert "### BertLayer fused fp16 — TFLOPS" in md
+    assert "|  | batch=64 | batch=128 |" in md
+    assert "| fwd seq_len=128 | — | 310.0 |" in md
+    assert "| fwd+bwd seq_len=128 | — | 280.0 |" in md
+    assert "| fwd+bwd seq_len=512 | 290.0 | — |" in md
+    assert "| ffn fwd seq_len=128 | 420.0 |" in md
+
+
+def test_matmul_vector_memcpy_nccl():
+    md = _md("run_a.json")
+    assert "| dtype | n=2048 | n=4096 | n=8192 | n=16384 |" in md
+    assert "| bf16 | 460.0 | 660.0 | 730.0 | 750.0 |" in md
+    assert "| fp32 | 40.0 | 48.0 | 51.0 | 52.0 |" in md
+    # the non-square shape is kept in a plain list, not dropped
+    assert "| Matmul/bf16/NN/m:8192/n:1024/k:4096 | 115 us | 600.0 |" in md
+    assert "| scale/fp32 | 2600 | 3000 |" in md
+    assert "| copy/fp16 | — | 2850 |" in md
+    assert "| h2d/pinned/ce | 25.0 |" in md
+    assert "| allgather/bf16 | 10.0 | 140.0 | 350.0 |" in md
+
+
+def test_p2p_gpu_matrix():
+    t = next(t for t in table.tables_for(loader.load(fixture("run_a.json")))
+             if t.title.startswith("P2P uni peer ce"))
+    assert t.title == "P2P uni peer ce 256 MiB — GB/s"
+    assert t.headers == ["src\\dst", "dst 0", "dst 1", "dst 2", "dst 3"]
+    assert t.rows[0] == ["src 0", "—", "45.0", "22.0", "22.0"]
+    assert t.rows[2] == ["src 2", "22.0", "45.0", "—", "45.0"]
+
+
+def test_csv_files_hold_full_precision(tmp_path):
+    r = run_cli("-m", "reports", "table", fixture("run_a.json"), "--format", "csv", "--out", str(tmp_path))
+    assert r.returncode == 0
+    rows = list(csv.reader(open(tmp_path / "matmul_nn_square_m_n_k_tflops.csv")))
+    assert rows[0] == ["dtype", "n=2048", "n=4096", "n=8192", "n=16384"]
+    bf16 = next(r for r in rows if r[0] == "bf16")
+    assert float(bf16[3]) == pytest.approx(730.0, rel=1e-12)
+    trains = list(csv.reader(open(tmp_path / "trainstep.csv")))
+    assert trains[0][:3] == ["case", "time", "TFLOPS"]
+    assert float(trains[1][trains[0].index("samples/s")]) == pytest.approx(420.0)
+    assert float(trains[1][trains[0].index("mem_GB")]) == pytest.approx(21.5)
+
+
+def test_errors_shown_in_cells_and_listed():
+    r = run_cli("-m", "reports", "table", fixture("errors.json"))
+    assert r.returncode == 0
+    assert "| fp8 | — | error | — |" in r.stdout
+    assert "| BertLayer/fused/fp16/fwd/seq:512/batch:64 | CUDA error: out of memory (bert_layer.cu:212) |" in r.stdout
+    assert len(r.stderr.strip().splitlines()) == 2
+
+
+def test_bad_and_empty_files():
+    r = run_cli("-m", "reports", "table", fixture("truncated.json"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "not valid JSON" in r.stderr
+    r = run_cli("-m", "reports", "table", fixture("empty.json"))
+    assert r.returncode == 0 and "empty run" in r.stderr
+
+
+def test_torch_names_kept_by_default():
+    md = _md("torch_peer.json")
+    assert "### BertLayer torch-sdpa fp16 — TFLOPS" in md
+    assert "| fwd seq_len=128 | — | 232.5 |" in md
