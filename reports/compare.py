@@ -8,7 +8,6 @@ throughput or lower time), so `+5%` is always better and `--fail-if-slower 5` fa
 `-5%` or worse.
 """
 
-import argparse
 import functools
 import math
 import re
@@ -299,9 +298,3 @@ def main(args):
     if not all(r.ok for r in runs):
         rc = 2
     return rc
-
-
-def cli():
-    p = argparse.ArgumentParser(prog="python3 -m reports compare", description=__doc__.split("\n")[0])
-    add_arguments(p)
-    return main(p.parse_args())

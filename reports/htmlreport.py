@@ -6,7 +6,6 @@ inline and each plot is an <img> with a base64 data URI; no scripts at all. With
 the report is still written, minus the plots (one line on stderr says so).
 """
 
-import argparse
 import base64
 import datetime
 import html
@@ -113,9 +112,3 @@ def main(args):
         f.write(doc)
     print(args.out)
     return 0 if all(r.ok for r in runs) else 2
-
-
-def cli():
-    p = argparse.ArgumentParser(prog="python3 -m reports html", description=__doc__.split("\n")[0])
-    add_arguments(p)
-    return main(p.parse_args())

@@ -9,7 +9,6 @@ With several runs, each run gets its own line style / bar offset so they can be 
 Only figures whose cases exist in the runs are made.
 """
 
-import argparse
 import io
 import os
 
@@ -211,9 +210,3 @@ def main(args):
             print(path)
         close(fig)
     return 0 if all(r.ok for r in runs) else 2
-
-
-def cli():
-    p = argparse.ArgumentParser(prog="python3 -m reports plot", description=__doc__.split("\n")[0])
-    add_arguments(p)
-    return main(p.parse_args())

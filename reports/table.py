@@ -7,7 +7,6 @@ from xfbench's case names; cases that fit no pivot land in a plain per-family li
 dropped. Values are medians of the repetitions.
 """
 
-import argparse
 import os
 import sys
 
@@ -255,9 +254,3 @@ def main(args):
         else:
             sys.stdout.write(text)
     return 0 if run.ok else 2
-
-
-def cli():
-    p = argparse.ArgumentParser(prog="python3 -m reports table", description=__doc__.split("\n")[0])
-    add_arguments(p)
-    return main(p.parse_args())
