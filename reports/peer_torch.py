@@ -472,7 +472,7 @@ def run_cases(torch, specs, args, context):
             entries += gb_entries(spec, samples, iters, fi, ii, mem)
             med = statistics.median(samples)
             main_counter = next(iter(counters(spec, med).items()))
-            print(f"{spec.gb_name:<60} {med * 1e3:10.3f} ms  {main_counter[0]}={main_counter[1]:.1f}",
+            print(f"{spec.gb_name:<60} {med * 1e3:10.4g} ms  {main_counter[0]}={main_counter[1]:.1f}",
                   flush=True)
         except Exception as e:  # one failed case must not stop the run (as SkipWithError)
             failed += 1
@@ -546,4 +546,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # Run as a script, Python puts reports/ first on sys.path; its modules (plot, table, loader...)
+    # must not shadow anything torch or transformers import.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
     sys.exit(main())

@@ -60,7 +60,12 @@ def _md_escape(s):
 def to_markdown(table):
     lines = [f"### {table.title}", ""]
     lines.append("| " + " | ".join(_md_escape(h) for h in table.headers) + " |")
-    align = ["---"] + ["---:" for _ in table.headers[1:]]
+    # right-align columns of numbers, left-align text columns (e.g. error messages)
+    align = ["---"]
+    for i in range(1, len(table.headers)):
+        cells = [r[i] for r in table.rows if i < len(r) and r[i] not in ("—", "", "error")]
+        numeric = not cells or sum(_is_numeric_cell(c) for c in cells) * 2 >= len(cells)
+        align.append("---:" if numeric else "---")
     lines.append("|" + "|".join(align) + "|")
     for r in table.rows:
         lines.append("| " + " | ".join(_md_escape(c) for c in r) + " |")
