@@ -14,9 +14,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt" 2>/dev/null; then
-  python3 -m pip install -q --disable-pip-version-check --break-system-packages -r "$here/requirements.txt"
-fi
+# Build headers (NVML, cuDNN frontend) and the reports' tools, all pinned.
+for req in "$here/requirements.txt" "$here/../reports/requirements.txt"; do
+  if ! python3 -m pip install -q --disable-pip-version-check -r "$req" 2>/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages -r "$req"
+  fi
+done
 if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   echo "install_deps: the CUDA toolkit (nvcc) is missing: install CUDA 12.4+ from NVIDIA and retry" >&2
   exit 1

@@ -27,7 +27,7 @@ _NON_COUNTERS = {
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends for the timing mode / fixed repetitions; they say how a case
 # was timed, not what it is, so two runs must match without them.
-_SUFFIX = re.compile(r"(/(manual_time|real_time|process_time|repeats:\d+))+$")
+_SUFFIX = re.compile(r"(/(manual_time|real_time|process_time|repeats:\d+|iterations:\d+|min_time:[0-9.]+))+$")
 
 # The torch peer runner names its layer backends torch-eager / torch-sdpa; by default they are
 # matched against xfbench's unfused / fused layers so `compare` lines them up without options.

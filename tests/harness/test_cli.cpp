@@ -2,6 +2,8 @@
 // Runs the real xfbench binary on the CPU test plugin (and the bad ones).
 #include <gtest/gtest.h>
 
+#include "test_paths.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,7 +35,8 @@ Result xfbench(const std::string& args, const std::string& env = "") {
   static int n = 0;
   std::string base =
       ::testing::TempDir() + "xfcli_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
-  std::string cmd = env + " " + XF_HOST_BIN + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd =
+      env + " " + xftest::host_bin() + " " + args + " >" + base + ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -43,7 +46,7 @@ Result xfbench(const std::string& args, const std::string& env = "") {
 }
 
 std::string plugins(const std::string& leaf) {
-  return std::string("--xfbench_plugin_dir=") + XF_TEST_PLUGIN_DIR + "/" + leaf;
+  return std::string("--xfbench_plugin_dir=") + xftest::test_plugin_dir() + "/" + leaf;
 }
 
 const std::string kNoGpu = "CUDA_VISIBLE_DEVICES=";
@@ -173,8 +176,9 @@ TEST(Cli, BadPluginIsOneLineAndOthersStillRun) {
 }
 
 TEST(Cli, PluginPathFromEnvironment) {
-  Result r = xfbench("--xfbench_list_plugins",
-                     kNoGpu + " XFBENCH_PLUGIN_PATH=/nonexistent:" + XF_TEST_PLUGIN_DIR + "/good");
+  Result r =
+      xfbench("--xfbench_list_plugins",
+              kNoGpu + " XFBENCH_PLUGIN_PATH=/nonexistent:" + xftest::test_plugin_dir() + "/good");
   EXPECT_EQ(r.code, 3);  // the missing folder is reported
   EXPECT_NE(r.err.find("/nonexistent: not a directory"), std::string::npos);
   EXPECT_NE(r.out.find("cputest"), std::string::npos);

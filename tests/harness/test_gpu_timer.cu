@@ -41,7 +41,7 @@ double measured_seconds(std::uint64_t ns, xfbench::Timing* timing) {
       ->UseManualTime()
       ->Iterations(10);
   Capture capture;
-  benchmark::RunSpecifiedBenchmarks(&capture, name + "$");
+  benchmark::RunSpecifiedBenchmarks(&capture, name + "/");
   if (capture.runs.size() != 1) return -1;
   return capture.runs[0].GetAdjustedRealTime() / 1e9;  // default unit: ns
 }

@@ -1,13 +1,15 @@
 // The plugin loader against real .so files: a good plugin and each bad kind.
 #include <gtest/gtest.h>
 
+#include "test_paths.hpp"
+
 #include "plugin_loader.hpp"
 #include "xfbench/detail/host.hpp"
 
 using xfbench::host::PluginLoader;
 
 namespace {
-std::string dir(const std::string& leaf) { return std::string(XF_TEST_PLUGIN_DIR) + "/" + leaf; }
+std::string dir(const std::string& leaf) { return xftest::test_plugin_dir() + "/" + leaf; }
 
 // Loads one folder and returns the single error's reason ("" when none).
 std::string load_error(const std::string& leaf) {
