@@ -130,6 +130,83 @@ __global__ void __launch_bounds__(kTh)
   }
 }
 
+// ---- bulk-copy engine pipeline (sm_90): global -> shared with cp.async.bulk completing on an
+// mbarrier, compute in shared memory, shared -> global with cp.async.bulk. Whole chunks only.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void bar_wait(std::uint32_t bar, std::uint32_t parity) {
+  asm volatile(
+      "{ .reg .pred p;\n"
+      "WAIT_%=: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=; }" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+template <int kStages, int kChunk, int kTh>
+__global__ void __launch_bounds__(kTh) bulk_scale_kernel(const float* a, float* y, std::size_t nchunks) {
+#if __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char tiles[];
+  __shared__ __align__(8) std::uint64_t bars[kStages];
+  const std::size_t mine = nchunks > blockIdx.x ? (nchunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  auto chunk_of = [&](std::size_t k) { return blockIdx.x + k * gridDim.x; };
+  auto load = [&](int stage, std::size_t chunk) {
+    std::uint32_t bar = smem_addr(&bars[stage]);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kChunk) : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_addr(tiles + stage * kChunk)),
+        "l"(reinterpret_cast<const char*>(a) + chunk * kChunk), "r"(kChunk), "r"(bar)
+        : "memory");
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bars[s])) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages && std::size_t(s) < mine; ++s) load(s, chunk_of(s));
+  }
+  for (std::size_t k = 0; k < mine; ++k) {
+    const int stage = int(k % kStages);
+    bar_wait(smem_addr(&bars[stage]), std::uint32_t((k / kStages) & 1));
+    float4* t = reinterpret_cast<float4*>(tiles + stage * kChunk);
+    for (int i = threadIdx.x; i < kChunk / 16; i += kTh) {
+      float4 v = t[i];
+      v.x *= kScale, v.y *= kScale, v.z *= kScale, v.w *= kScale;
+      t[i] = v;
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(
+                       reinterpret_cast<char*>(y) + chunk_of(k) * kChunk),
+                   "r"(smem_addr(t)), "r"(kChunk)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      if (k + kStages < mine) {
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the tile is read out
+        load(stage, chunk_of(k + kStages));
+      }
+    }
+  }
+  if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
+template <int kStages, int kChunk, int kTh, int kBlocksPerSm>
+void bulk_scale_variant(const float* a, float* y, std::size_t n, cudaStream_t s) {
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  constexpr int smem = kStages * kChunk;
+  cudaFuncSetAttribute(bulk_scale_kernel<kStages, kChunk, kTh>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  bulk_scale_kernel<kStages, kChunk, kTh><<<sms * kBlocksPerSm, kTh, smem, s>>>(a, y, n * 4 / kChunk);
+}
+
 template <int kU, int kTh, int kLoad, int kStore>
 void scale_variant(const float* a, float* y, std::size_t n, cudaStream_t s) {
   std::size_t nvec = n / 4;
@@ -414,7 +491,7 @@ std::size_t count_typed(Op op, const Operands& x, std::size_t n, cudaStream_t s)
 std::size_t reduction_partials() { return kReduceBlocks; }
 
 // Variants of fp32 scale for tuning (tests/vector's disabled Tune test times them on the GPU).
-int tuning_variants() { return 16; }
+int tuning_variants() { return 22; }
 const char* launch_tuning_variant(int v, const float* a, float* y, std::size_t n, cudaStream_t s) {
   switch (v) {
     case 0:

@@ -69,7 +69,9 @@ TEST_F(GpuTimer, ShortKernelBatchedInAGraph) {
   double s = measured_seconds(10000, &t);  // 10 us: batched so launch gaps do not count
   EXPECT_TRUE(t.graph);
   EXPECT_GT(t.batch, 100);
-  EXPECT_NEAR(s, 10e-6, 0.05 * 10e-6);
+  // Never faster than the spin; at most the launch gap inside the graph (~1 us) slower.
+  EXPECT_GE(s, 10e-6 * 0.999);
+  EXPECT_LE(s, 10e-6 * 1.15);
 }
 
 TEST_F(GpuTimer, RandomFillIsUniformAndNeverZeroFilled) {
