@@ -542,6 +542,12 @@ const char* launch_tuning_variant(int v, const float* a, float* y, std::size_t n
     case 15:
       scale_variant<4, 512, 1, 0>(a, y, n, s);
       return "u4 t512 ldnc.L2::256B stcs";
+    case 16: bulk_scale_variant<4, 16384, 256, 2>(a, y, n, s); return "bulk 4x16K t256 2/SM";
+    case 17: bulk_scale_variant<3, 32768, 256, 2>(a, y, n, s); return "bulk 3x32K t256 2/SM";
+    case 18: bulk_scale_variant<8, 8192, 256, 3>(a, y, n, s); return "bulk 8x8K t256 3/SM";
+    case 19: bulk_scale_variant<6, 16384, 512, 2>(a, y, n, s); return "bulk 6x16K t512 2/SM";
+    case 20: scale_variant<1, 1024, 0, 0>(a, y, n, s); return "u1 t1024 ldcs stcs";
+    case 21: scale_variant<1, 1024, 1, 1>(a, y, n, s); return "u1 t1024 ldnc.L2::256B st";
   }
   return nullptr;
 }
