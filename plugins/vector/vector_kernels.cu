@@ -147,7 +147,7 @@ __device__ __forceinline__ void bar_wait(std::uint32_t bar, std::uint32_t parity
 template <int kStages, int kChunk, int kTh>
 __global__ void __launch_bounds__(kTh) bulk_scale_kernel(const float* a, float* y, std::size_t nchunks) {
 #if __CUDA_ARCH__ >= 900
-  extern __shared__ __align__(128) unsigned char tiles[];
+  extern __shared__ __align__(128) unsigned char bulk_tiles[];
   __shared__ __align__(8) std::uint64_t bars[kStages];
   const std::size_t mine = nchunks > blockIdx.x ? (nchunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
   auto chunk_of = [&](std::size_t k) { return blockIdx.x + k * gridDim.x; };
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kTh) bulk_scale_kernel(const float* a, float* 
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kChunk) : "memory");
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            smem_addr(tiles + stage * kChunk)),
+            smem_addr(bulk_tiles + stage * kChunk)),
         "l"(reinterpret_cast<const char*>(a) + chunk * kChunk), "r"(kChunk), "r"(bar)
         : "memory");
   };
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kTh) bulk_scale_kernel(const float* a, float* 
   for (std::size_t k = 0; k < mine; ++k) {
     const int stage = int(k % kStages);
     bar_wait(smem_addr(&bars[stage]), std::uint32_t((k / kStages) & 1));
-    float4* t = reinterpret_cast<float4*>(tiles + stage * kChunk);
+    float4* t = reinterpret_cast<float4*>(bulk_tiles + stage * kChunk);
     for (int i = threadIdx.x; i < kChunk / 16; i += kTh) {
       float4 v = t[i];
       v.x *= kScale, v.y *= kScale, v.z *= kScale, v.w *= kScale;
