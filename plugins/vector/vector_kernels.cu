@@ -198,8 +198,8 @@ __global__ void __launch_bounds__(kThreads)
     sum_kernel(const Vec<T>* a, const T* tail, std::size_t nvec, std::size_t n, float* partials) {
   float acc[kSumUnroll] = {};
   const std::size_t stride = std::size_t(gridDim.x) * kThreads * kSumUnroll;
-  for (std::size_t base = std::size_t(blockIdx.x) * kThreads * kSumUnroll + threadIdx.x; base < nvec;
-       base += stride) {
+  for (std::size_t base = std::size_t(blockIdx.x) * kThreads * kSumUnroll + threadIdx.x;
+       base < nvec; base += stride) {
     Vec<T> r[kSumUnroll];
 #pragma unroll
     for (int u = 0; u < kSumUnroll; ++u) {
@@ -388,13 +388,50 @@ std::size_t reduction_partials() { return kReduceBlocks; }
 int tuning_variants() { return 5; }
 const char* launch_tuning_variant(int v, const float* a, float* y, std::size_t n, cudaStream_t s) {
   switch (v) {
-    case 0: scale_variant<4, 256, 0, 0>(a, y, n, s); return "u4 t256 ldcs stcs";
-    case 1: scale_variant<2, 512, 1, 0>(a, y, n, s); return "u2 t512 ldnc.L2::256B stcs";
-    case 2: scale_variant<1, 1024, 1, 0>(a, y, n, s); return "u1 t1024 ldnc.L2::256B stcs";
-    case 3: scale_variant<1, 1024, 0, 0>(a, y, n, s); return "u1 t1024 ldcs stcs (production)";
-    case 4: scale_variant<1, 1024, 1, 1>(a, y, n, s); return "u1 t1024 ldnc.L2::256B st";
+    case 0:
+      scale_variant<4, 256, 0, 0>(a, y, n, s);
+      return "u4 t256 ldcs stcs";
+    case 1:
+      scale_variant<2, 512, 1, 0>(a, y, n, s);
+      return "u2 t512 ldnc.L2::256B stcs";
+    case 2:
+      scale_variant<1, 1024, 1, 0>(a, y, n, s);
+      return "u1 t1024 ldnc.L2::256B stcs";
+    case 3:
+      scale_variant<1, 1024, 0, 0>(a, y, n, s);
+      return "u1 t1024 ldcs stcs (production)";
+    case 4:
+      scale_variant<1, 1024, 1, 1>(a, y, n, s);
+      return "u1 t1024 ldnc.L2::256B st";
   }
   return nullptr;
+}
+
+void launch(Op op, Dtype t, const Operands& x, std::size_t n, cudaStream_t stream) {
+  switch (t) {
+    case Dtype::fp32:
+      return launch_typed<float>(op, x, n, stream);
+    case Dtype::fp16:
+      return launch_typed<__half>(op, x, n, stream);
+    case Dtype::bf16:
+      return launch_typed<__nv_bfloat16>(op, x, n, stream);
+    default:
+      XF_THROW(InvalidArgument, std::string("Vector has no ") + xfbench::to_string(t) + " kernels");
+  }
+}
+
+std::size_t count_mismatches(Op op, Dtype t, const Operands& x, std::size_t n,
+                             cudaStream_t stream) {
+  switch (t) {
+    case Dtype::fp32:
+      return count_typed<float>(op, x, n, stream);
+    case Dtype::fp16:
+      return count_typed<__half>(op, x, n, stream);
+    case Dtype::bf16:
+      return count_typed<__nv_bfloat16>(op, x, n, stream);
+    default:
+      XF_THROW(InvalidArgument, std::string("Vector has no ") + xfbench::to_string(t) + " kernels");
+  }
 }
 
 }  // namespace xfbench::vector
