@@ -32,6 +32,9 @@ function(xfbench_add_plugin name)
     # Plugins live in <prefix>/lib/xfbench/plugins; the SDK and kernels in <prefix>/lib.
     BUILD_RPATH "\$ORIGIN/../..;\$ORIGIN"
     INSTALL_RPATH "\$ORIGIN/../..;\$ORIGIN")
+  if(DEFINED XFBENCH_LIBRARY_DIR)  # out of tree: the installed SDK's lib folder
+    set_property(TARGET ${target} APPEND PROPERTY BUILD_RPATH "${XFBENCH_LIBRARY_DIR}")
+  endif()
   if(CMAKE_CUDA_COMPILER)
     set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
   endif()

@@ -145,6 +145,15 @@ TEST(Cli, NoGpuIsOneLineAndItsOwnExitCode) {
       << r.err;
 }
 
+TEST(Cli, NoGpuStillRunsTheCpuCases) {
+  Result r = xfbench(plugins("good") + " --benchmark_filter='(CpuTest/sum|GpuTest)'", kNoGpu);
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(xfbench_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("Running the CPU cases only."), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096"), std::string::npos);
+  EXPECT_NE(r.out.find("no usable GPU: "), std::string::npos) << r.out;
+}
+
 TEST(Cli, RejectsUnknownAndMalformedFlags) {
   Result unknown = xfbench(plugins("good") + " --xfbench_nonsense=1", kNoGpu);
   EXPECT_EQ(unknown.code, 2);

@@ -1,5 +1,4 @@
 // A CPU-only plugin: lets CI exercise load -> register -> run -> JSON without a GPU.
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -18,15 +17,10 @@ void sum_case(benchmark::State& state, std::size_t n) {
     double got = std::accumulate(x.begin(), x.end(), 0.0);
     xfbench::require_close("sum", {got}, {expect}, {1e-12});
   }
-  xfbench::Timing t;
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    double s = std::accumulate(x.begin(), x.end(), 0.0);
-    benchmark::DoNotOptimize(s);
-    ++t.launches;
-  }
-  t.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  t.seconds = t.launches ? t.total_seconds / t.launches : 0;
+  xfbench::Timing t = xfbench::time_cpu(state, [&] {
+    double sum = std::accumulate(x.begin(), x.end(), 0.0);
+    benchmark::DoNotOptimize(sum);
+  });
   xfbench::set_counters(state, t, {double(n), double(n * sizeof(float))});
 }
 

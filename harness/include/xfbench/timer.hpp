@@ -37,4 +37,7 @@ struct Timing {
 Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& launch,
                 const TimerOptions& options = {});
 
+// CPU twin of time_gpu for cases that run on the host: wall-clock time of `work` per iteration.
+Timing time_cpu(benchmark::State& state, const std::function<void()>& work);
+
 }  // namespace xfbench

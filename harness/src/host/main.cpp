@@ -139,21 +139,24 @@ int run(int argc, char** argv) {
     return plugin_status;
   }
 
+  bool gpu_missing = false;
   if (!listing) {
-    std::size_t gpu_cases = 0;
+    std::size_t gpu_cases = 0, cpu_cases = 0;
     const std::string filter = benchmark::GetBenchmarkFilter();
     for (const detail::CaseRecord& c : detail::registered_cases()) {
-      if (c.needs == Needs::gpu && selected(detail::run_name(c), filter)) ++gpu_cases;
+      if (selected(detail::run_name(c), filter)) ++(c.needs == Needs::gpu ? gpu_cases : cpu_cases);
     }
-    if (gpu_cases > 0) {
-      if (!gpu_unavailable_reason().empty()) {
-        std::fprintf(stderr,
-                     "xfbench: %zu selected case%s need%s a GPU, but %s. Select CPU cases with "
-                     "--benchmark_filter, or run on a machine with a CUDA GPU.\n",
-                     gpu_cases, gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
-                     gpu_unavailable_reason().c_str());
-        return kNoGpu;
-      }
+    if (gpu_cases > 0 && !gpu_unavailable_reason().empty()) {
+      // One line; CPU cases still run (GPU cases then say why they were skipped), exit code 4.
+      gpu_missing = true;
+      std::fprintf(stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
+                   gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
+                   gpu_unavailable_reason().c_str(),
+                   cpu_cases ? " Running the CPU cases only."
+                             : " Select CPU cases with --benchmark_filter, or run on a machine with a "
+                               "CUDA GPU.");
+      if (cpu_cases == 0) return kNoGpu;
+    } else if (gpu_cases > 0) {
       select_device(int(device));  // throws InvalidArgument naming the device count
     }
     std::vector<std::string> versions;
@@ -165,6 +168,7 @@ int run(int argc, char** argv) {
   benchmark::Shutdown();  // plugins stay loaded (loader outlives this) until the process ends
 
   if (detail::failed_case_count() > 0) return kCasesFailed;
+  if (gpu_missing) return kNoGpu;
   return plugin_status;
 }
 

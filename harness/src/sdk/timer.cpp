@@ -1,6 +1,7 @@
 #include "xfbench/timer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -123,6 +124,18 @@ Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& laun
     state.counters["temp_C"] = r.temp_c;
     state.counters["power_W"] = r.power_w;
   }
+  return t;
+}
+
+Timing time_cpu(benchmark::State& state, const std::function<void()>& work) {
+  Timing t;
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    work();
+    ++t.launches;
+  }
+  t.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
   return t;
 }
 
