@@ -8,8 +8,7 @@ install(TARGETS xfbench_sdk EXPORT xfbenchTargets LIBRARY DESTINATION lib)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/harness/include/xfbench DESTINATION include)
 install(EXPORT xfbenchTargets NAMESPACE xfbench:: DESTINATION lib/cmake/xfbench)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/xfbenchConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/xfbenchConfig.cmake INSTALL_DESTINATION lib/cmake/xfbench
-  PATH_VARS XFBENCH_PLUGIN_SUBDIR)
+  ${CMAKE_BINARY_DIR}/xfbenchConfig.cmake INSTALL_DESTINATION lib/cmake/xfbench)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/xfbenchConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/xfbenchConfig.cmake ${CMAKE_BINARY_DIR}/xfbenchConfigVersion.cmake
