@@ -26,7 +26,8 @@ void gpu_case(benchmark::State& state) {
     for (std::size_t i = 0; i < kN; ++i) ref[i] = double(kA) * hx[i] + hy[i];
     xfbench::require_close("axpy", g, ref, {1e-6});
   }
-  auto t = xfbench::time_gpu(state, stream, [&](cudaStream_t s) { axpy_gpu(kA, x.data(), y.data(), kN, s); });
+  auto t = xfbench::time_gpu(state, stream,
+                             [&](cudaStream_t s) { axpy_gpu(kA, x.data(), y.data(), kN, s); });
   xfbench::set_counters(state, t, {2.0 * kN, 12.0 * kN, xfbench::Dtype::fp32});
 }
 
@@ -47,4 +48,5 @@ void register_cases() {
 
 }  // namespace
 
-XFBENCH_PLUGIN("example", "1.0.0", "out-of-tree example: axpy on the GPU and its CPU twin", register_cases)
+XFBENCH_PLUGIN("example", "1.0.0", "out-of-tree example: axpy on the GPU and its CPU twin",
+               register_cases)

@@ -193,6 +193,17 @@ TEST(Cli, PluginPathFromEnvironment) {
   EXPECT_NE(r.out.find("cputest"), std::string::npos);
 }
 
+TEST(Cli, ContextProvidersRunOnlyWithAGpu) {
+  Result no_gpu = xfbench(plugins("good") + " " + kSum + " --benchmark_format=json", kNoGpu);
+  EXPECT_EQ(no_gpu.code, 0);
+  EXPECT_EQ(no_gpu.out.find("cputest_provider"), std::string::npos);
+  Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
+  if (probe.code == 4) GTEST_SKIP() << "no GPU here";
+  Result gpu = xfbench(plugins("good") + " " + kSum + " --benchmark_format=json");
+  EXPECT_NE(gpu.out.find("\"cputest_provider\": \"called\""), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("\"peak_TFLOPS_bf16\""), std::string::npos);
+}
+
 TEST(Cli, DeviceIndexOutOfRange) {
   Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
   if (probe.code == 4) GTEST_SKIP() << "no GPU here";

@@ -27,6 +27,9 @@ void sum_case(benchmark::State& state, std::size_t n) {
 void register_cases() {
   long n = xfbench::flag_int("cputest_n", 4096, "elements summed by the CPU test cases");
   if (n <= 0) XF_THROW(InvalidArgument, "--xfbench_cputest_n must be positive");
+  xfbench::add_context_provider([] {
+    return xfbench::ContextEntries{{"cputest_provider", "called"}};
+  });
   xfbench::add_case(
       "CpuTest/sum/fp32/n:" + std::to_string(n),
       [n](benchmark::State& s) { sum_case(s, std::size_t(n)); }, xfbench::Needs::cpu);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "xfbench/case.hpp"
+#include "xfbench/context.hpp"
 #include "xfbench/counters.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/dtype.hpp"

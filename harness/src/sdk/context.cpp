@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "telemetry.hpp"
+#include "xfbench/context.hpp"
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/flags.hpp"
@@ -67,6 +68,11 @@ std::string fixed(double v, int digits = 1) {
   return buf;
 }
 
+std::vector<std::function<ContextEntries()>>& providers() {
+  static std::vector<std::function<ContextEntries()>> p;
+  return p;
+}
+
 }  // namespace
 
 void add_run_context(const std::vector<std::string>& plugin_versions) {
@@ -110,6 +116,17 @@ void add_run_context(const std::vector<std::string>& plugin_versions) {
   }
   AddCustomContext("peak_mem_GBs", fixed(peak.mem_gbs));
   AddCustomContext("peak_source", peak.source);
+  for (const auto& provider : providers()) {
+    try {
+      for (const auto& [key, value] : provider()) AddCustomContext(key, value);
+    } catch (const std::exception& e) {
+      AddCustomContext("context_error", e.what());
+    }
+  }
 }
 
 }  // namespace xfbench::detail
+
+void xfbench::add_context_provider(std::function<ContextEntries()> provider) {
+  detail::providers().push_back(std::move(provider));
+}
