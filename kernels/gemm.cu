@@ -1,0 +1,825 @@
+// cuBLASLt plans in row-major terms (see gemm.hpp), a timed search over the heuristics' top-K
+// algorithms, and float64 reference kernels for checking sampled results.
+#include "kernels/gemm.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+// xfbench::kernels links cuBLASLt only, whose status names are cublasLt*; check_libs.hpp asks
+// libcublas for them. Redirect here until the SDK header uses the cublasLt names itself.
+#define cublasGetStatusName cublasLtGetStatusName
+#define cublasGetStatusString cublasLtGetStatusString
+#include "xfbench/check_libs.hpp"
+#undef cublasGetStatusName
+#undef cublasGetStatusString
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels {
+
+// ---- Names and sizes ---------------------------------------------------------------------------
+
+std::size_t elem_size(ElemType t) {
+  switch (t) {
+    case ElemType::f32:
+      return 4;
+    case ElemType::f16:
+    case ElemType::bf16:
+      return 2;
+    case ElemType::e4m3:
+      return 1;
+  }
+  return 0;
+}
+
+const char* to_string(ElemType t) {
+  switch (t) {
+    case ElemType::f32:
+      return "f32";
+    case ElemType::f16:
+      return "f16";
+    case ElemType::bf16:
+      return "bf16";
+    case ElemType::e4m3:
+      return "e4m3";
+  }
+  return "?";
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+      return "fp32";
+    case Precision::tf32:
+      return "tf32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp8:
+      return "fp8";
+  }
+  return "?";
+}
+
+ElemType input_type(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32:
+      return ElemType::f32;
+    case Precision::fp16:
+      return ElemType::f16;
+    case Precision::bf16:
+      return ElemType::bf16;
+    case Precision::fp8:
+      return ElemType::e4m3;
+  }
+  return ElemType::f32;
+}
+
+ElemType default_output_type(Precision p) {
+  return p == Precision::fp8 ? ElemType::bf16 : input_type(p);
+}
+
+const char* to_string(Epilogue e) {
+  switch (e) {
+    case Epilogue::none:
+      return "none";
+    case Epilogue::bias:
+      return "bias";
+    case Epilogue::gelu_bias:
+      return "gelu_bias";
+    case Epilogue::gelu_aux_bias:
+      return "gelu_aux_bias";
+    case Epilogue::dgelu_bgrad:
+      return "dgelu_bgrad";
+    case Epilogue::bgrad_a:
+      return "bgrad_a";
+  }
+  return "?";
+}
+
+std::string GemmDesc::layout() const {
+  return std::string(trans_a ? "T" : "N") + (trans_b ? "T" : "N");
+}
+
+std::string GemmDesc::describe() const {
+  std::string s = std::string(to_string(precision)) + " " + layout() + " m=" + std::to_string(m) +
+                  " n=" + std::to_string(n) + " k=" + std::to_string(k);
+  if (batch != 1) s += " batch=" + std::to_string(batch);
+  if (epilogue != Epilogue::none) s += std::string(" epilogue=") + to_string(epilogue);
+  return s + " out=" + to_string(out_type());
+}
+
+double gemm_flops(const GemmDesc& d) {
+  return 2.0 * double(d.m) * double(d.n) * double(d.k) * double(d.batch);
+}
+
+double gemm_bytes(const GemmDesc& d) {
+  double in = double(elem_size(input_type(d.precision)));
+  double out = double(elem_size(d.out_type()));
+  return double(d.batch) * ((double(d.m) * d.k + double(d.k) * d.n) * in + double(d.m) * d.n * out);
+}
+
+namespace {
+// Elements spanned by `batch` items of `rows` rows of pitch `ld` whose last row holds `cols`.
+std::size_t span(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t ld,
+                 std::int64_t cols) {
+  if (batch <= 0 || rows <= 0 || cols <= 0) return 0;
+  return std::size_t((batch - 1) * stride + (rows - 1) * ld + cols);
+}
+}  // namespace
+
+std::size_t a_elements(const GemmDesc& d) {
+  return d.trans_a ? span(d.batch, d.a_stride(), d.k, d.a_ld(), d.m)
+                   : span(d.batch, d.a_stride(), d.m, d.a_ld(), d.k);
+}
+std::size_t b_elements(const GemmDesc& d) {
+  return d.trans_b ? span(d.batch, d.b_stride(), d.n, d.b_ld(), d.k)
+                   : span(d.batch, d.b_stride(), d.k, d.b_ld(), d.n);
+}
+std::size_t c_elements(const GemmDesc& d) {
+  return span(d.batch, d.c_stride(), d.m, d.c_ld(), d.n);
+}
+
+// ---- Algorithm names for labels ---------------------------------------------------------------
+
+namespace {
+
+// cublasLtMatmulTile_t 0..35 (the larger ids are narrow tiles, shown by number).
+const char* const kTiles[] = {
+    "undef",  "8x8",    "8x16",    "16x8",    "8x32",    "16x16",   "32x8",    "8x64",   "16x32",
+    "32x16",  "64x8",   "32x32",   "32x64",   "64x32",   "32x128",  "64x64",   "128x32", "64x128",
+    "128x64", "64x256", "128x128", "256x64",  "64x512",  "128x256", "256x128", "512x64", "64x96",
+    "96x64",  "96x128", "128x160", "160x128", "192x128", "128x192", "128x96",  "32x256", "256x32"};
+// cublasLtMatmulStages_t 0..38 (29 and 30 unused).
+const char* const kStages[] = {
+    "undef",  "16x1",    "16x2",    "16x3",    "16x4",     "16x5",     "16x6",    "32x1",
+    "32x2",   "32x3",    "32x4",    "32x5",    "32x6",     "64x1",     "64x2",    "64x3",
+    "64x4",   "64x5",    "64x6",    "128x1",   "128x2",    "128x3",    "128x4",   "128x5",
+    "128x6",  "32x10",   "8x4",     "16x10",   "8x5",      "?",        "?",       "8x3",
+    "8xAUTO", "16xAUTO", "32xAUTO", "64xAUTO", "128xAUTO", "256xAUTO", "768xAUTO"};
+// cublasLtClusterShape_t 0..16 (larger ids shown by number).
+const char* const kClusters[] = {"auto",  "?",     "1x1x1", "2x1x1",  "4x1x1", "1x2x1",
+                                 "2x2x1", "4x2x1", "1x4x1", "2x4x1",  "4x4x1", "8x1x1",
+                                 "1x8x1", "8x2x1", "2x8x1", "16x1x1", "1x16x1"};
+
+template <std::size_t N>
+std::string name_of(const char* const (&table)[N], int id) {
+  if (id >= 0 && std::size_t(id) < N) return table[id];
+  return "#" + std::to_string(id);
+}
+
+}  // namespace
+
+std::string GemmAlgoInfo::label() const {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "algo=%d tile=%s stages=%s cluster=%s splitK=%d red=%d swizzle=%d custom=%d "
+                "ws=%.0fMiB compute=%s heur=%d/%d",
+                algo_id, name_of(kTiles, tile).c_str(), name_of(kStages, stages).c_str(),
+                name_of(kClusters, cluster).c_str(), splitk, reduction, swizzle, custom,
+                double(workspace) / double(1 << 20), compute.c_str(), index, candidates);
+  return buf;
+}
+
+// ---- Device context: one handle per device, shared workspaces ---------------------------------
+
+namespace {
+
+class Workspace {
+ public:
+  explicit Workspace(std::size_t bytes) : bytes_(bytes) {
+    if (bytes_) XF_CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+  }
+  ~Workspace() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::size_t bytes_ = 0;
+  void* ptr_ = nullptr;
+};
+
+struct DeviceContext {
+  cublasLtHandle_t handle = nullptr;  // never destroyed: lives until the process ends
+  std::shared_ptr<Workspace> shared;  // the largest shared workspace asked for so far
+};
+
+std::mutex& context_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Leaked on purpose: destroying handles after the CUDA runtime unloads at exit is unsafe.
+std::map<int, DeviceContext>& contexts() {
+  static auto* c = new std::map<int, DeviceContext>();
+  return *c;
+}
+
+int current_device() {
+  int dev = 0;
+  XF_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
+cublasLtHandle_t handle_for(int device) {
+  std::lock_guard<std::mutex> lock(context_mutex());
+  DeviceContext& c = contexts()[device];
+  if (!c.handle) XF_CUBLAS_CHECK(cublasLtCreate(&c.handle));
+  return c.handle;
+}
+
+std::shared_ptr<Workspace> workspace_for(int device, std::size_t bytes, bool priv) {
+  if (priv) return std::make_shared<Workspace>(bytes);
+  std::lock_guard<std::mutex> lock(context_mutex());
+  DeviceContext& c = contexts()[device];
+  if (!c.shared || c.shared->bytes() < bytes) c.shared = std::make_shared<Workspace>(bytes);
+  return c.shared;
+}
+
+cudaDataType_t cuda_type(ElemType t) {
+  switch (t) {
+    case ElemType::f32:
+      return CUDA_R_32F;
+    case ElemType::f16:
+      return CUDA_R_16F;
+    case ElemType::bf16:
+      return CUDA_R_16BF;
+    case ElemType::e4m3:
+      return CUDA_R_8F_E4M3;
+  }
+  return CUDA_R_32F;
+}
+
+cublasLtEpilogue_t lt_epilogue(Epilogue e) {
+  switch (e) {
+    case Epilogue::none:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::bias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::gelu_bias:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case Epilogue::gelu_aux_bias:
+      return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case Epilogue::dgelu_bgrad:
+      return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+    case Epilogue::bgrad_a:
+      return CUBLASLT_EPILOGUE_BGRADB;  // our A is cuBLASLt's B after the row-major swap
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool reads_bias(Epilogue e) {
+  return e == Epilogue::bias || e == Epilogue::gelu_bias || e == Epilogue::gelu_aux_bias;
+}
+bool writes_bias_grad(Epilogue e) { return e == Epilogue::dgelu_bgrad || e == Epilogue::bgrad_a; }
+bool uses_aux(Epilogue e) { return e == Epilogue::gelu_aux_bias || e == Epilogue::dgelu_bgrad; }
+
+template <class T>
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& v) {
+  XF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v));
+}
+
+cublasLtMatrixLayout_t make_layout(ElemType t, std::int64_t rows, std::int64_t cols,
+                                   std::int64_t ld, std::int64_t batch, std::int64_t stride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  XF_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&l, cuda_type(t), std::uint64_t(rows), std::uint64_t(cols), ld));
+  if (batch > 1) {
+    int count = int(batch);
+    XF_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                     sizeof count));
+    XF_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                     &stride, sizeof stride));
+  }
+  return l;
+}
+
+void validate_desc(const GemmDesc& d) {
+  auto bad = [&](const std::string& why) {
+    XF_THROW(InvalidArgument, "GEMM " + d.describe() + ": " + why);
+  };
+  if (d.m <= 0 || d.n <= 0 || d.k <= 0) bad("m, n and k must be positive");
+  if (d.batch < 1 || d.batch > std::numeric_limits<int>::max()) bad("batch must be >= 1");
+  if (d.a_ld() < (d.trans_a ? d.m : d.k)) bad("lda smaller than a row of A");
+  if (d.b_ld() < (d.trans_b ? d.k : d.n)) bad("ldb smaller than a row of B");
+  if (d.c_ld() < d.n) bad("ldc smaller than a row of C");
+  if (d.alignment < 1 || (d.alignment & (d.alignment - 1))) bad("alignment must be a power of 2");
+  const ElemType out = d.out_type();
+  const bool ok_out =
+      out == default_output_type(d.precision) ||
+      (out == ElemType::f32 && d.precision != Precision::fp32 && d.precision != Precision::tf32) ||
+      (out == ElemType::f16 && d.precision == Precision::fp8);
+  if (!ok_out) bad("this output type is not offered for this precision");
+}
+
+}  // namespace
+
+// ---- The plan ----------------------------------------------------------------------------------
+
+struct Gemm::Impl {
+  GemmDesc d;
+  GemmOptions opt;
+  cublasLtHandle_t handle = nullptr;
+  std::shared_ptr<Workspace> ws;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t lay_a = nullptr;  // cuBLASLt's A: our B
+  cublasLtMatrixLayout_t lay_b = nullptr;  // cuBLASLt's B: our A
+  cublasLtMatrixLayout_t lay_c = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> heur;
+  int sel = 0;
+  bool tuned = false;
+  // fp8 only: unit scales for A and B (256 bytes apart) and, at kDummyC, a stand-in for C:
+  // cuBLASLt's fp8 kernels reject C aliasing D, and with beta = 0 C is never read.
+  static constexpr std::size_t kScratchBytes = 1024, kDummyC = 512;
+  float* scratch = nullptr;
+  const float* unit_scale(int which) const { return scratch + 64 * which; }
+
+  ~Impl() {
+    if (lay_a) cublasLtMatrixLayoutDestroy(lay_a);
+    if (lay_b) cublasLtMatrixLayoutDestroy(lay_b);
+    if (lay_c) cublasLtMatrixLayoutDestroy(lay_c);
+    if (op) cublasLtMatmulDescDestroy(op);
+    if (scratch) cudaFree(scratch);
+  }
+
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+
+  void build();
+  void ask_heuristics(cublasLtMatmulPreference_t pref);
+  void enqueue(cudaStream_t stream, const GemmOperands& ops, int index) const;
+};
+
+void Gemm::Impl::build() {
+  validate_desc(d);
+  int device = current_device();
+  handle = handle_for(device);
+  ws = workspace_for(device, opt.workspace_bytes, opt.private_workspace);
+
+  const ElemType in = input_type(d.precision), out = d.out_type();
+  if (d.precision == Precision::fp32) compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+  if (d.precision == Precision::tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  XF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F));
+
+  // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLASLt's A is our B.
+  cublasOperation_t ta = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t tb = d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set_desc(op, CUBLASLT_MATMUL_DESC_TRANSA, ta);
+  set_desc(op, CUBLASLT_MATMUL_DESC_TRANSB, tb);
+  set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(d.epilogue));
+  if (uses_aux(d.epilogue)) {
+    set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, std::int64_t(d.c_ld()));
+    if (d.batch > 1)
+      set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, std::int64_t(d.c_stride()));
+  }
+  if (d.precision == Precision::fp8) {
+    XF_CUDA_CHECK(cudaMalloc(&scratch, kScratchBytes));
+    std::vector<float> host(kScratchBytes / sizeof(float), 0.0f);
+    host[0] = host[64] = 1.0f;
+    XF_CUDA_CHECK(cudaMemcpy(scratch, host.data(), kScratchBytes, cudaMemcpyHostToDevice));
+    set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(unit_scale(0)));
+    set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(unit_scale(1)));
+    set_desc(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(d.fp8_fast_accum ? 1 : 0));
+  }
+
+  lay_a = d.trans_b ? make_layout(in, d.k, d.n, d.b_ld(), d.batch, d.b_stride())
+                    : make_layout(in, d.n, d.k, d.b_ld(), d.batch, d.b_stride());
+  lay_b = d.trans_a ? make_layout(in, d.m, d.k, d.a_ld(), d.batch, d.a_stride())
+                    : make_layout(in, d.k, d.m, d.a_ld(), d.batch, d.a_stride());
+  lay_c = make_layout(out, d.n, d.m, d.c_ld(), d.batch, d.c_stride());
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  XF_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  std::uint64_t ws_bytes = ws->bytes();
+  XF_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes));
+  std::uint32_t align = std::uint32_t(std::min(d.alignment, 256));
+  for (auto attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    XF_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align));
+  }
+  ask_heuristics(pref);
+  if (heur.empty() && compute == CUBLAS_COMPUTE_32F_PEDANTIC) {
+    // Plain fp32 compute also runs on FMA units (TF32 needs the _FAST_TF32 compute type); only
+    // the promise of no reduced-precision split-K reduction is lost.
+    compute = CUBLAS_COMPUTE_32F;
+    XF_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute,
+                                                   sizeof compute));
+    ask_heuristics(pref);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (heur.empty()) {
+    XF_THROW(Unsupported, "cuBLASLt has no algorithm for " + d.describe() +
+                              (d.precision == Precision::fp8
+                                   ? " (fp8 needs layout NT, dimensions multiple of 16, sm_89+)"
+                                   : ""));
+  }
+}
+
+void Gemm::Impl::ask_heuristics(cublasLtMatmulPreference_t pref) {
+  heur.assign(std::size_t(std::max(1, opt.heuristics)), cublasLtMatmulHeuristicResult_t{});
+  int returned = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, op, lay_a, lay_b, lay_c, lay_c, pref,
+                                                     int(heur.size()), heur.data(), &returned);
+  if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) XF_CUBLAS_CHECK(st);
+  heur.resize(std::size_t(st == CUBLAS_STATUS_SUCCESS ? returned : 0));
+  heur.erase(std::remove_if(heur.begin(), heur.end(),
+                            [](const cublasLtMatmulHeuristicResult_t& r) {
+                              return r.state != CUBLAS_STATUS_SUCCESS;
+                            }),
+             heur.end());
+}
+
+void Gemm::Impl::enqueue(cudaStream_t stream, const GemmOperands& o, int index) const {
+  auto misaligned = [&](const void* p, std::uintptr_t a) {
+    return reinterpret_cast<std::uintptr_t>(p) % a != 0;
+  };
+  const std::uintptr_t align = std::uintptr_t(std::min(d.alignment, 256));
+  if (!o.a || !o.b || !o.c) XF_THROW(InvalidArgument, "GEMM run: A, B and C are required");
+  if (misaligned(o.a, align) || misaligned(o.b, align) || misaligned(o.c, align)) {
+    XF_THROW(InvalidArgument,
+             "GEMM run: A, B or C not aligned to the plan's " + std::to_string(align) + " bytes");
+  }
+  if (reads_bias(d.epilogue)) {
+    if (!o.bias || misaligned(o.bias, 16))
+      XF_THROW(InvalidArgument, "GEMM run: epilogue needs a 16-byte aligned bias");
+    set_desc(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, o.bias);
+  }
+  if (writes_bias_grad(d.epilogue)) {
+    if (!o.bias_grad || misaligned(o.bias_grad, 16))
+      XF_THROW(InvalidArgument, "GEMM run: epilogue needs a 16-byte aligned bias_grad");
+    set_desc(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(o.bias_grad));
+  }
+  if (uses_aux(d.epilogue)) {
+    if (!o.aux || misaligned(o.aux, 16))
+      XF_THROW(InvalidArgument, "GEMM run: epilogue needs a 16-byte aligned aux matrix");
+    set_desc(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, static_cast<const void*>(o.aux));
+  }
+  if (d.precision == Precision::fp8) {
+    set_desc(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+             static_cast<const void*>(o.a_scale ? o.a_scale : unit_scale(0)));
+    set_desc(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+             static_cast<const void*>(o.b_scale ? o.b_scale : unit_scale(1)));
+  }
+  const void* c_in = o.c_in ? o.c_in : o.c;
+  if (d.precision == Precision::fp8 && c_in == o.c) {
+    if (o.beta != 0.0f)
+      XF_THROW(InvalidArgument, "GEMM run: fp8 with beta != 0 needs c_in apart from c");
+    c_in = reinterpret_cast<const char*>(scratch) + kDummyC;
+  }
+  const cublasLtMatmulHeuristicResult_t& h = heur[std::size_t(index)];
+  XF_CUBLAS_CHECK(cublasLtMatmul(handle, op, &o.alpha, o.b, lay_a, o.a, lay_b, &o.beta, c_in, lay_c,
+                                 o.c, lay_c, &h.algo, ws->get(), h.workspaceSize, stream));
+}
+
+Gemm::Gemm(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->d = desc;
+  impl_->opt = options;
+  impl_->build();
+}
+
+Gemm::~Gemm() = default;
+
+const GemmDesc& Gemm::desc() const { return impl_->d; }
+int Gemm::candidates() const { return int(impl_->heur.size()); }
+int Gemm::selected() const { return impl_->sel; }
+bool Gemm::tuned() const { return impl_->tuned; }
+
+void Gemm::select(int index) {
+  if (index < 0 || index >= candidates()) {
+    XF_THROW(InvalidArgument, "GEMM algorithm index " + std::to_string(index) + " out of 0.." +
+                                  std::to_string(candidates() - 1));
+  }
+  impl_->sel = index;
+}
+
+GemmAlgoInfo Gemm::algo_info(int index) const {
+  const cublasLtMatmulHeuristicResult_t& h = impl_->heur.at(std::size_t(index));
+  GemmAlgoInfo info;
+  info.index = index;
+  info.candidates = candidates();
+  info.workspace = h.workspaceSize;
+  switch (impl_->compute) {
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+      info.compute = "32F_PEDANTIC";
+      break;
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      info.compute = "32F_FAST_TF32";
+      break;
+    default:
+      info.compute = "32F";
+  }
+  // Attributes are 16 or 32 bits wide: ask the size first, read into a zeroed 64-bit word.
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, int& value) {
+    std::size_t need = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&h.algo, attr, nullptr, 0, &need) !=
+            CUBLAS_STATUS_SUCCESS ||
+        need == 0 || need > sizeof(std::uint64_t)) {
+      return;
+    }
+    std::uint64_t v = 0;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&h.algo, attr, &v, need, &written) ==
+        CUBLAS_STATUS_SUCCESS) {
+      value = int(v);
+    }
+  };
+  get(CUBLASLT_ALGO_CONFIG_ID, info.algo_id);
+  get(CUBLASLT_ALGO_CONFIG_TILE_ID, info.tile);
+  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, info.stages);
+  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, info.splitk);
+  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, info.reduction);
+  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, info.swizzle);
+  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, info.custom);
+  get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, info.cluster);
+  return info;
+}
+
+void Gemm::run(cudaStream_t stream, const GemmOperands& ops) const {
+  impl_->enqueue(stream, ops, impl_->sel);
+}
+
+namespace {
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    XF_CUDA_CHECK(cudaEventCreate(&start));
+    XF_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  double seconds() const {
+    XF_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    XF_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms / 1e3;
+  }
+};
+}  // namespace
+
+GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
+  const int n = candidates();
+  GemmTuneResult r;
+  r.seconds.assign(std::size_t(n), std::numeric_limits<double>::infinity());
+  std::vector<bool> runs(std::size_t(n), true);
+  EventPair ev;
+  // Warm every candidate once (module load, caches); a candidate that cannot launch here is
+  // dropped and the others still compete.
+  std::exception_ptr failure;
+  for (int i = 0; i < n; ++i) {
+    try {
+      impl_->enqueue(stream, ops, i);
+    } catch (const LibraryError&) {
+      runs[std::size_t(i)] = false;
+      failure = std::current_exception();
+    }
+  }
+  const int first = int(std::find(runs.begin(), runs.end(), true) - runs.begin());
+  if (first == n) std::rethrow_exception(failure);  // none ran: the library's own reason
+  XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+  impl_->enqueue(stream, ops, first);
+  XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+  // About 2 ms per candidate and round; three rounds in alternating order so that clocks
+  // falling under power (or rising) favour no position; each candidate keeps its best round.
+  const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
+  for (int round = 0; round < 3; ++round) {
+    for (int step = 0; step < n; ++step) {
+      const int i = round % 2 ? n - 1 - step : step;
+      if (!runs[std::size_t(i)]) continue;
+      XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+      for (int j = 0; j < reps; ++j) impl_->enqueue(stream, ops, i);
+      XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+      r.seconds[std::size_t(i)] = std::min(r.seconds[std::size_t(i)], ev.seconds() / reps);
+    }
+  }
+  // The heuristics' order breaks near-ties: a later candidate must win by more than 1%.
+  r.best = first;
+  for (int i = first + 1; i < n; ++i) {
+    if (r.seconds[std::size_t(i)] < 0.99 * r.seconds[std::size_t(r.best)]) r.best = i;
+  }
+  impl_->sel = r.best;
+  impl_->tuned = true;
+  return r;
+}
+
+// ---- Plan cache --------------------------------------------------------------------------------
+
+namespace {
+using PlanKey = std::tuple<int, std::string>;
+
+std::string key_of(const GemmDesc& d, const GemmOptions& o) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%d|%d|%d%d|%lld,%lld,%lld|%lld,%lld,%lld|%lld|%lld,%lld,%lld|%d|"
+                "%d|%d|%zu|%d|%d",
+                int(d.precision), int(d.out_type()), d.trans_a, d.trans_b, (long long)d.m,
+                (long long)d.n, (long long)d.k, (long long)d.a_ld(), (long long)d.b_ld(),
+                (long long)d.c_ld(), (long long)d.batch, (long long)d.a_stride(),
+                (long long)d.b_stride(), (long long)d.c_stride(), int(d.epilogue), d.alignment,
+                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace);
+  return buf;
+}
+
+std::mutex& plan_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Leaked on purpose (see contexts()).
+std::map<PlanKey, std::unique_ptr<Gemm>>& plans() {
+  static auto* p = new std::map<PlanKey, std::unique_ptr<Gemm>>();
+  return *p;
+}
+}  // namespace
+
+Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
+  PlanKey key{current_device(), key_of(desc, options)};
+  std::lock_guard<std::mutex> lock(plan_mutex());
+  auto it = plans().find(key);
+  if (it == plans().end()) {
+    it = plans().emplace(key, std::make_unique<Gemm>(desc, options)).first;
+  }
+  return *it->second;
+}
+
+void clear_gemm_plans() {
+  {
+    std::lock_guard<std::mutex> lock(plan_mutex());
+    plans().clear();
+  }
+  std::lock_guard<std::mutex> lock(context_mutex());
+  for (auto& [device, c] : contexts()) c.shared.reset();
+}
+
+// ---- Reference kernels
+// ---------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+__device__ __forceinline__ double widen(T v) {
+  return double(v);
+}
+template <>
+__device__ __forceinline__ double widen<__half>(__half v) {
+  return double(__half2float(v));
+}
+template <>
+__device__ __forceinline__ double widen<__nv_bfloat16>(__nv_bfloat16 v) {
+  return double(__bfloat162float(v));
+}
+template <>
+__device__ __forceinline__ double widen<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
+  return double(float(v));
+}
+
+struct RefArgs {
+  bool trans_a, trans_b;
+  std::int64_t k, lda, ldb, sa, sb;
+};
+
+// One block per sample: threads split k, partial sums meet in shared memory.
+template <class T>
+__global__ void reference_kernel(RefArgs g, const T* a, const T* b, const GemmSample* samples,
+                                 double* out) {
+  __shared__ double partial[256];
+  const GemmSample s = samples[blockIdx.x];
+  const T* pa = a + s.batch * g.sa;
+  const T* pb = b + s.batch * g.sb;
+  double acc = 0;
+  for (std::int64_t kk = threadIdx.x; kk < g.k; kk += blockDim.x) {
+    double x = widen(g.trans_a ? pa[kk * g.lda + s.row] : pa[s.row * g.lda + kk]);
+    double y = widen(g.trans_b ? pb[s.col * g.ldb + kk] : pb[kk * g.ldb + s.col]);
+    acc += x * y;
+  }
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (int(threadIdx.x) < w) partial[threadIdx.x] += partial[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
+}
+
+template <class T>
+__global__ void gather_kernel(const T* c, std::int64_t ldc, std::int64_t sc,
+                              const GemmSample* samples, int count, double* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) {
+    const GemmSample s = samples[i];
+    out[i] = widen(c[s.batch * sc + s.row * ldc + s.col]);
+  }
+}
+
+template <class Bits, Bits kExpMask>
+__global__ void nonfinite_kernel(const Bits* data, std::size_t n, unsigned long long* counter) {
+  unsigned long long mine = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    mine += (data[i] & kExpMask) == kExpMask;
+  }
+  if (mine) atomicAdd(counter, mine);
+}
+
+// e4m3 has no infinity; NaN is S.1111.111.
+__global__ void nonfinite_e4m3_kernel(const std::uint8_t* data, std::size_t n,
+                                      unsigned long long* counter) {
+  unsigned long long mine = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    mine += (data[i] & 0x7F) == 0x7F;
+  }
+  if (mine) atomicAdd(counter, mine);
+}
+
+template <class T>
+void launch_reference(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
+                      const GemmSample* samples, int count, double* out) {
+  RefArgs g{d.trans_a, d.trans_b, d.k, d.a_ld(), d.b_ld(), d.a_stride(), d.b_stride()};
+  reference_kernel<T><<<count, 256, 0, stream>>>(g, static_cast<const T*>(a),
+                                                 static_cast<const T*>(b), samples, out);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_gather(cudaStream_t stream, const GemmDesc& d, const void* c, const GemmSample* samples,
+                   int count, double* out) {
+  gather_kernel<T><<<(count + 127) / 128, 128, 0, stream>>>(static_cast<const T*>(c), d.c_ld(),
+                                                            d.c_stride(), samples, count, out);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void gemm_reference_at(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
+                       const GemmSample* samples, int count, double* out) {
+  if (count <= 0) return;
+  switch (input_type(d.precision)) {
+    case ElemType::f32:
+      return launch_reference<float>(stream, d, a, b, samples, count, out);
+    case ElemType::f16:
+      return launch_reference<__half>(stream, d, a, b, samples, count, out);
+    case ElemType::bf16:
+      return launch_reference<__nv_bfloat16>(stream, d, a, b, samples, count, out);
+    case ElemType::e4m3:
+      return launch_reference<__nv_fp8_e4m3>(stream, d, a, b, samples, count, out);
+  }
+}
+
+void gemm_gather_at(cudaStream_t stream, const GemmDesc& d, const void* c,
+                    const GemmSample* samples, int count, double* out) {
+  if (count <= 0) return;
+  switch (d.out_type()) {
+    case ElemType::f32:
+      return launch_gather<float>(stream, d, c, samples, count, out);
+    case ElemType::f16:
+      return launch_gather<__half>(stream, d, c, samples, count, out);
+    case ElemType::bf16:
+      return launch_gather<__nv_bfloat16>(stream, d, c, samples, count, out);
+    case ElemType::e4m3:
+      return launch_gather<__nv_fp8_e4m3>(stream, d, c, samples, count, out);
+  }
+}
+
+void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::size_t count,
+                     unsigned long long* counter) {
+  if (count == 0) return;
+  const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
+  switch (t) {
+    case ElemType::f32:
+      nonfinite_kernel<std::uint32_t, 0x7F800000u>
+          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint32_t*>(data), count, counter);
+      break;
+    case ElemType::f16:
+      nonfinite_kernel<std::uint16_t, 0x7C00>
+          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(data), count, counter);
+      break;
+    case ElemType::bf16:
+      nonfinite_kernel<std::uint16_t, 0x7F80>
+          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(data), count, counter);
+      break;
+    case ElemType::e4m3:
+      nonfinite_e4m3_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data),
+                                                        count, counter);
+      break;
+  }
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace xfbench::kernels

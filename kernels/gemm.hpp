@@ -1,0 +1,177 @@
+// Matrix products through cuBLASLt, in row-major terms, for the matmul plugin and the layers.
+//
+//   C[m,n] = epilogue(alpha · op(A) · op(B) + beta · C)        (per batch item)
+//
+// Row-major storage throughout: A is stored [m,k] (or [k,m] with trans_a), B is stored [k,n] (or
+// [n,k] with trans_b), C is [m,n]. Layout names follow the same convention: "NT" is trans_a=false,
+// trans_b=true, i.e. y = x·Wᵀ of nn.Linear with W stored [out,in]. Internally the product is
+// handed to cuBLASLt (column-major) as Cᵀ = op(B)ᵀ·op(A)ᵀ, so no data moves.
+//
+// A Gemm is built once per (shape, layout, precision, epilogue): descriptors and heuristics at
+// construction, an optional timed search among the top-K heuristic algorithms (tune), then cheap
+// run() calls that are safe inside CUDA graph capture. gemm_plan() caches plans per device.
+// Plans on a device share one workspace: run them on one stream at a time, or give a plan its
+// own workspace (GemmOptions::private_workspace).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xfbench::kernels {
+
+// Storage of one matrix element.
+enum class ElemType { f32, f16, bf16, e4m3 };
+std::size_t elem_size(ElemType t);
+const char* to_string(ElemType t);
+
+// Input storage and arithmetic of a product. fp32 uses no tensor cores (pedantic fp32); tf32 is
+// fp32 storage with TF32 tensor-core arithmetic; fp16, bf16 and fp8 (e4m3) accumulate in fp32.
+enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+const char* to_string(Precision p);
+ElemType input_type(Precision p);
+// What PyTorch gives: fp32/tf32 -> f32, fp16 -> f16, bf16 -> bf16, fp8 -> bf16 (torch._scaled_mm).
+ElemType default_output_type(Precision p);
+
+// Fused epilogues, in row-major terms (vectors index C's columns unless said otherwise).
+enum class Epilogue {
+  none,           // C = alpha·op(A)·op(B) + beta·C
+  bias,           // ... + bias[n] on every row
+  gelu_bias,      // C = gelu(... + bias[n])          (GELU: cuBLASLt's tanh approximation)
+  gelu_aux_bias,  // as gelu_bias, and aux[m,n] = the GELU input (kept for the backward pass)
+  dgelu_bgrad,    // C = (alpha·op(A)·op(B)) * gelu'(aux[m,n]); bias_grad[n] = column sums of C
+  bgrad_a,        // plain product, and bias_grad[m] = Σ_k op(A)[i,k] (the weight-gradient GEMM
+                  // dW = dYᵀ·X in layout TN gets db = Σ_tokens dY; cuBLASLt's BGRADB)
+};
+const char* to_string(Epilogue e);
+
+struct GemmDesc {
+  Precision precision = Precision::bf16;
+  // C's storage; default_output_type(precision) when unset. fp16/bf16 may also write f32 (fp32
+  // gradient accumulation); fp8 may write bf16, f16 or f32.
+  std::optional<ElemType> out;
+  bool trans_a = false;  // A stored [k,m] instead of [m,k]
+  bool trans_b = false;  // B stored [n,k] instead of [k,n]
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;  // row pitch in elements; 0: packed
+  std::int64_t batch = 1;                  // strided batch (attention: batch = b·heads)
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements between items; 0: packed
+  Epilogue epilogue = Epilogue::none;
+  int alignment = 256;          // bytes every A/B/C pointer passed to run() is aligned to
+  bool fp8_fast_accum = false;  // fp8 only: skip the periodic fp32 promotion (faster, less exact)
+
+  ElemType out_type() const { return out ? *out : default_output_type(precision); }
+  std::int64_t a_ld() const { return lda ? lda : (trans_a ? m : k); }
+  std::int64_t b_ld() const { return ldb ? ldb : (trans_b ? k : n); }
+  std::int64_t c_ld() const { return ldc ? ldc : n; }
+  std::int64_t a_stride() const { return stride_a ? stride_a : m * k; }
+  std::int64_t b_stride() const { return stride_b ? stride_b : k * n; }
+  std::int64_t c_stride() const { return stride_c ? stride_c : m * n; }
+  std::string layout() const;  // "NN", "NT", "TN" or "TT"
+  std::string describe() const;
+};
+
+// 2·m·n·k·batch: the FLOP count of a product (the seeds' formula), in one place.
+double gemm_flops(const GemmDesc& d);
+// Bytes of A and B read once and C written once (read too when beta != 0 is not counted).
+double gemm_bytes(const GemmDesc& d);
+// Element counts a caller allocates for A, B and C (covering every batch item).
+std::size_t a_elements(const GemmDesc& d);
+std::size_t b_elements(const GemmDesc& d);
+std::size_t c_elements(const GemmDesc& d);
+
+// What one run() reads and writes. Pointers are device pointers.
+struct GemmOperands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;           // output D
+  const void* c_in = nullptr;  // C read when beta != 0; nullptr: c itself (in place). fp8
+                               // cannot run in place, so with beta != 0 it needs c_in.
+  const void* bias = nullptr;  // bias, gelu_bias, gelu_aux_bias: [n], C's storage type
+  void* bias_grad = nullptr;   // dgelu_bgrad: [n]; bgrad_a: [m]; C's storage type
+  void* aux = nullptr;         // gelu_aux_bias: written [m,n]; dgelu_bgrad: read [m,n]
+  float alpha = 1.0f, beta = 0.0f;
+  const float* a_scale = nullptr;  // fp8: device scalars multiplying A and B (default 1)
+  const float* b_scale = nullptr;
+};
+
+struct GemmOptions {
+  std::size_t workspace_bytes = std::size_t(64) << 20;  // Hopper's fastest kernels want a big one
+  int heuristics = 8;                                   // candidates asked of cuBLASLt (top-K)
+  bool private_workspace = false;
+};
+
+// The algorithm a plan runs, in words and numbers (for labels and reports).
+struct GemmAlgoInfo {
+  int index = 0, candidates = 0;  // position in the heuristic list, list length
+  int algo_id = 0, tile = 0, stages = 0, splitk = 0, reduction = 0, swizzle = 0, custom = 0;
+  int cluster = 0;
+  std::size_t workspace = 0;
+  std::string compute;        // cuBLAS compute type, e.g. "32F_PEDANTIC"
+  std::string label() const;  // "algo=66 tile=128x256 stages=128xAUTO splitK=1 ... heur=2/8"
+};
+
+struct GemmTuneResult {
+  std::vector<double> seconds;  // per candidate, best of three rounds (inf: failed to run)
+  int best = 0;                 // the fastest; an earlier candidate wins ties within 1%
+};
+
+class Gemm {
+ public:
+  // Builds descriptors and asks cuBLASLt's heuristics; throws Unsupported when no algorithm
+  // fits (e.g. fp8 in a layout other than NT, or a GPU without fp8), InvalidArgument on a bad
+  // description. Uses the current CUDA device.
+  explicit Gemm(const GemmDesc& desc, const GemmOptions& options = {});
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  const GemmDesc& desc() const;
+  int candidates() const;
+  int selected() const;
+  void select(int index);  // use heuristic candidate `index` (0 = cuBLASLt's first choice)
+  bool tuned() const;
+  GemmAlgoInfo algo_info(int index) const;
+  GemmAlgoInfo algo_info() const { return algo_info(selected()); }
+
+  // Enqueues the product on `stream`: no allocation, no synchronisation (graph-capturable).
+  void run(cudaStream_t stream, const GemmOperands& ops) const;
+
+  // Times every candidate with CUDA events on these operands (which it overwrites: C, aux,
+  // bias_grad) and selects the fastest. Synchronises; call outside timed regions.
+  GemmTuneResult tune(cudaStream_t stream, const GemmOperands& ops);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The process-wide plan for (current device, desc, options), built on first use. Not tuned: a
+// caller that wants the search calls tune() once (tuned() says whether it ran).
+Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options = {});
+void clear_gemm_plans();  // frees cached plans and shared workspaces (tests, memory pressure)
+
+// --- Checking results -------------------------------------------------------------------------
+
+// A position (batch item, row, column) of C.
+struct GemmSample {
+  std::int64_t batch = 0, row = 0, col = 0;
+};
+
+// float64 op(A)·op(B) at `count` device-resident samples, into device `out` (no alpha, beta or
+// epilogue; fp8 scales not applied). Reads A and B with the description's layout and strides.
+void gemm_reference_at(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
+                       const GemmSample* samples, int count, double* out);
+// C's values at the samples, widened to float64, into device `out`.
+void gemm_gather_at(cudaStream_t stream, const GemmDesc& d, const void* c,
+                    const GemmSample* samples, int count, double* out);
+// Adds the number of NaN/Inf elements among `count` elements of type `t` to device `*counter`.
+void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::size_t count,
+                     unsigned long long* counter);
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One GPU-machine call for the Matmul plugin: its tests (and compute-sanitizer on a small fp8
+# case), then torch.matmul and xfbench on the same case names, alternating twice (torch, xfbench,
+# torch, xfbench) so neither side always runs on the warmer GPU, then the sweep and the table.
+#   plugins/matmul/device_run.sh BUILD_DIR FILTER SWEEP_DTYPES
+# Writes under $OUT: tests.log, run.log, matmul_{xfbench,torch}_{1,2}.json, matmul_sweep.json,
+# matmul_compare.txt.
+set -uo pipefail
+build="$1"
+filter="$2"
+sweep="$3"
+out="${OUT:-/tmp/matmul_out}"
+mkdir -p "$out"
+nv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH="$nv/cudnn/lib:$nv/nccl/lib:${LD_LIBRARY_PATH:-}"
+log="$out/run.log"
+gpu() { nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader | tee -a "$log"; }
+gpu
+
+if [ -z "${SKIP_TESTS:-}" ]; then
+  timeout 180 "$build/bin/test_matmul" --gtest_brief=1 >"$out/tests.log" 2>&1
+  echo "test_matmul exit $?"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure|rror" "$out/tests.log" | head -20
+  CUBLASLT_LOG_LEVEL=1 timeout 120 compute-sanitizer --tool memcheck --print-limit 5 \
+    "$build/bin/xfbench" --benchmark_filter='Matmul/fp8/NT/m:512/' --xfbench_iterations=2 \
+    >>"$out/tests.log" 2>&1
+  echo "memcheck exit $?"
+  grep -E "ERROR SUMMARY|cublasLt.*Error" "$out/tests.log" | head -5
+fi
+
+names=/tmp/matmul_names.txt
+"$build/bin/xfbench" --benchmark_list_tests=true --benchmark_filter="$filter" >"$names"
+echo "$(wc -l <"$names") cases"
+for pass in 1 2; do
+  timeout 200 python3 plugins/matmul/torch_peer.py run --names "$names" \
+    --out "$out/matmul_torch_$pass.json" >>"$log" 2>&1
+  echo "torch pass $pass exit $?"
+  timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" \
+    --benchmark_out="$out/matmul_xfbench_$pass.json" --benchmark_out_format=json >>"$log" 2>&1
+  echo "xfbench pass $pass exit $?"
+  gpu
+done
+if [ -n "$sweep" ]; then
+  timeout 200 "$build/bin/xfbench" --benchmark_filter='Matmul/sweep/' --xfbench_matmul_sweep="$sweep" \
+    --benchmark_out="$out/matmul_sweep.json" --benchmark_out_format=json >>"$log" 2>&1
+  echo "sweep exit $?"
+fi
+grep -E "ERROR OCCURRED" "$log" | head -10
+python3 plugins/matmul/torch_peer.py compare --ours "$out"/matmul_xfbench_*.json \
+  $( [ -n "$sweep" ] && echo "$out/matmul_sweep.json") --peer "$out"/matmul_torch_*.json \
+  >"$out/matmul_compare.txt" 2>&1
+cat "$out/matmul_compare.txt"

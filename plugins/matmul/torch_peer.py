@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""torch.matmul on the Matmul plugin's own case names, timed the way xfbench times them.
+
+    xfbench --benchmark_list_tests=true --benchmark_filter=Matmul/ > names.txt
+    python3 torch_peer.py run --names names.txt --out torch.json     # Google Benchmark JSON
+    python3 torch_peer.py compare --ours xf.json --peer torch.json   # ratio table, sweep bests
+
+Same inputs (uniform in [-1, 1)), same protocol as xfbench's hot mode: 3 warm-up launches, one
+launch to size a batch of about 5 ms, then 20 timed batches between CUDA events; the per-launch
+mean is reported. Products of >= 1e11 FLOPs start after a 150 ms idle pause, as in xfbench
+(--xfbench_matmul_cooldown_ms). fp32 runs with TF32 off, tf32 with it on; fp8 uses torch._scaled_mm (e4m3,
+unit scales, bf16 out), which like cuBLASLt needs layout NT.
+"""
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import time
+
+COOLDOWN_FLOPS = 1e11  # as kCooldownFlops in matmul_plugin.cpp
+
+NAME = re.compile(r"^Matmul/(?:(?P<sweep>sweep)/)?(?P<dtype>fp32|tf32|fp16|bf16|fp8)/(?P<layout>NN|NT|TN)/"
+                  r"(?:model:(?P<model>[^/]+)/gemm:(?P<gemm>[^/]+)/)?(?:batch:(?P<batch>\d+)/)?"
+                  r"m:(?P<m>\d+)/n:(?P<n>\d+)/k:(?P<k>\d+)")
+
+
+def parse(name):
+    """The case a name describes, or None when it is not a Matmul case."""
+    match = NAME.match(name)
+    if not match:
+        return None
+    g = match.groupdict()
+    return {"dtype": g["dtype"], "layout": g["layout"], "batch": int(g["batch"] or 1),
+            "m": int(g["m"]), "n": int(g["n"]), "k": int(g["k"]), "sweep": bool(g["sweep"])}
+
+
+def flops(case):
+    return 2.0 * case["m"] * case["n"] * case["k"] * case["batch"]
+
+
+def make_launch(torch, case, dev):
+    """A zero-argument function that runs the product once."""
+    dt = case["dtype"]
+    torch.set_float32_matmul_precision("highest" if dt == "fp32" else "high")
+    storage = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+               "bf16": torch.bfloat16, "fp8": torch.bfloat16}[dt]
+    b, m, n, k = case["batch"], case["m"], case["n"], case["k"]
+    ta, tb = case["layout"][0] == "T", case["layout"][1] == "T"
+    lead = (b,) if b > 1 else ()
+
+    def uniform(*shape):
+        return (torch.rand(*lead, *shape, device=dev, dtype=torch.float32) * 2 - 1).to(storage)
+
+    a = uniform(k, m).transpose(-1, -2) if ta else uniform(m, k)
+    w = uniform(n, k).transpose(-1, -2) if tb else uniform(k, n)
+    if dt == "fp8":
+        if b > 1 or ta or not tb:
+            raise RuntimeError("torch._scaled_mm runs 2-D fp8 products in layout NT only")
+        a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+        one = torch.ones((), device=dev, dtype=torch.float32)
+        return lambda: torch._scaled_mm(a8, w8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    return lambda: torch.matmul(a, w)
+
+
+def time_launch(torch, fn, iterations=20, warmup=3, target=5e-3, max_batch=2000):
+    """Mean seconds per launch, as xfbench's time_gpu does it in hot mode."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    single = start.elapsed_time(stop) / 1e3
+    batch = int(min(max(math.floor(target / max(single, 1e-7)), 1), max_batch))
+    per_launch = []
+    for _ in range(iterations):
+        start.record()
+        for _ in range(batch):
+            fn()
+        stop.record()
+        stop.synchronize()
+        per_launch.append(start.elapsed_time(stop) / 1e3 / batch)
+    return statistics.fmean(per_launch), batch
+
+
+def cublaslt_version():
+    """cuBLASLt as loaded into this process (torch's own copy), e.g. '13.1.0'."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "libcublasLt.so" in line}
+        for path in paths:
+            v = ctypes.CDLL(path).cublasLtGetVersion()
+            return f"{v // 10000}.{v // 100 % 100}.{v % 100} ({path})"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def run(args):
+    import torch
+    names = [line.strip() for line in open(args.names) if line.strip()]
+    if args.filter:
+        names = [n for n in names if re.search(args.filter, n)]
+    dev = torch.device("cuda", args.device)
+    entries = []
+    for index, name in enumerate(names):
+        case = parse(name)
+        if case is None or (case["sweep"] and not args.sweep):
+            continue
+        entry = {"name": name, "run_name": name, "run_type": "iteration", "family_index": index,
+                 "per_family_instance_index": 0, "repetitions": 1, "repetition_index": 0,
+                 "threads": 1, "iterations": 20, "time_unit": "us"}
+        try:
+            launch = make_launch(torch, case, dev)
+            if args.cooldown_ms > 0 and flops(case) >= COOLDOWN_FLOPS:
+                torch.cuda.synchronize()
+                time.sleep(args.cooldown_ms / 1e3)
+            seconds, batch = time_launch(torch, launch)
+            entry.update(real_time=seconds * 1e6, cpu_time=seconds * 1e6,
+                         TFLOPS=flops(case) / seconds / 1e12, label=f"torch batch={batch}")
+        except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
+            entry.update(error_occurred=True, error_message=str(e).splitlines()[0],
+                         real_time=0, cpu_time=0)
+        torch.cuda.empty_cache()
+        entries.append(entry)
+        print(f"{name:80s} {entry.get('TFLOPS', float('nan')):8.1f} TFLOPS", flush=True)
+    context = {"xfbench_runner": "pytorch", "torch_version": torch.__version__,
+               "gpu_name": torch.cuda.get_device_name(dev), "cublaslt_version": cublaslt_version(),
+               "xfbench_mode": "hot"}
+    with open(args.out, "w") as f:
+        json.dump({"context": context, "benchmarks": entries}, f, indent=1)
+
+
+def tflops_by_case(paths):
+    """Case name (without Google Benchmark's suffixes) -> median TFLOPS over the files' runs."""
+    runs = {}
+    for b in [b for path in paths for b in json.load(open(path))["benchmarks"]]:
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+            continue
+        base = b["name"].split("/iterations:")[0].replace("/manual_time", "")
+        runs.setdefault(base, []).append(b["TFLOPS"])
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def compare(args):
+    ours, peer = tflops_by_case(args.ours), tflops_by_case(args.peer)
+    print(f"{'case':78s} {'xfbench':>8s} {'torch':>8s} {'ratio':>6s}")
+    squares = []
+    for name, value in ours.items():
+        case = parse(name)
+        if case is None or case["sweep"]:
+            continue
+        other = peer.get(name)
+        ratio = f"{value / other:6.3f}" if other else "     -"
+        print(f"{name:78s} {value:8.1f} {other or float('nan'):8.1f} {ratio}")
+        square = case["m"] == case["n"] == case["k"] >= 2048 and case["batch"] == 1
+        if other and square and case["dtype"] in ("bf16", "fp16", "tf32") and case["layout"] == "NN":
+            squares.append((value / other, name))
+    if squares:
+        worst = min(squares)
+        print(f"squares >= 2048 NN in bf16/fp16/tf32: {sum(r >= 1 for r, _ in squares)} of "
+              f"{len(squares)} at or above torch; lowest ratio {worst[0]:.3f} ({worst[1]})")
+    sweeps = {}
+    for name, value in ours.items():
+        case = parse(name)
+        if case and case["sweep"]:
+            sweeps.setdefault(case["dtype"], []).append((value, name))
+    for dtype, runs in sorted(sweeps.items()):
+        top = sorted(runs, reverse=True)[:3]
+        print(f"sweep best {dtype}: " + "; ".join(f"{v:.1f} at {n}" for v, n in top))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="time torch.matmul on the listed case names")
+    r.add_argument("--names", required=True, help="file of case names (xfbench --benchmark_list_tests)")
+    r.add_argument("--filter", help="regex on the names")
+    r.add_argument("--sweep", action="store_true", help="also time Matmul/sweep/ cases")
+    r.add_argument("--device", type=int, default=0)
+    r.add_argument("--cooldown-ms", type=int, default=150, help="idle pause before large cases")
+    r.add_argument("--out", default="torch_matmul.json")
+    c = sub.add_parser("compare", help="TFLOPS side by side and the sweep's best shapes")
+    c.add_argument("--ours", nargs="+", required=True, help="xfbench JSON files (runs pooled)")
+    c.add_argument("--peer", nargs="+", default=[], help="torch_peer JSON files (runs pooled)")
+    args = p.parse_args(argv)
+    return run(args) if args.command == "run" else compare(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
