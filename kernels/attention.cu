@@ -1,0 +1,209 @@
+// Shared attention description helpers and the unfused backend (see attention.hpp).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.hpp"
+#include "kernels/softmax.hpp"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels {
+
+float AttentionDesc::softmax_scale() const {
+  return scale != 0.f ? scale : 1.f / std::sqrt(static_cast<float>(HD));
+}
+
+const char* to_string(QkvLayout l) { return l == QkvLayout::bshd ? "bshd" : "sbhd"; }
+
+std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD) {
+  return layout == QkvLayout::bshd ? std::int64_t(which) * NH * HD : std::int64_t(which) * HD;
+}
+
+AttentionDesc self_attention_desc(Precision precision, int B, int NH, int S, int HD,
+                                  QkvLayout layout) {
+  AttentionDesc d;
+  d.precision = precision;
+  d.B = B, d.NH = NH, d.Sq = S, d.Sk = S, d.HD = HD;
+  const std::int64_t H = std::int64_t(NH) * HD;
+  HeadStrides qkv, o;
+  if (layout == QkvLayout::bshd) {
+    qkv = {S * 3 * H, HD, 3 * H};
+    o = {S * H, HD, H};
+  } else {
+    qkv = {NH * 3 * std::int64_t(HD), 3 * std::int64_t(HD), B * 3 * H};
+    o = {H, HD, B * H};
+  }
+  d.q = d.k = d.v = qkv;
+  d.o = o;
+  return d;
+}
+
+double attention_core_flops(const AttentionDesc& d) {
+  return 4.0 * d.B * d.NH * double(d.Sq) * d.Sk * d.HD;
+}
+
+namespace {
+
+void check_desc(const AttentionDesc& d) {
+  if (d.precision != Precision::fp16 && d.precision != Precision::bf16)
+    XF_THROW(InvalidArgument, "attention: precision must be fp16 or bf16");
+  if (d.B < 1 || d.NH < 1 || d.Sq < 1 || d.Sk < 1 || d.HD < 1 || d.HD % 8 != 0)
+    XF_THROW(InvalidArgument, "attention: bad shape (HD must be a multiple of 8)");
+  if (d.causal && d.Sq != d.Sk) XF_THROW(InvalidArgument, "attention: causal needs Sq == Sk");
+  if (!(d.dropout >= 0.f && d.dropout < 1.f))
+    XF_THROW(InvalidArgument, "attention: dropout must be in [0, 1)");
+}
+
+// One operand of a per-(b, h) product: row pitch and the strides between batch items and heads.
+struct Operand {
+  std::int64_t ld, sb, sh;
+};
+
+// A product over all (b, h): one strided-batched GEMM when every operand's (b, h) items are one
+// stride apart, otherwise a loop over the smaller of B and NH with the other batched.
+struct BatchedProduct {
+  Gemm* plan = nullptr;
+  int loops = 1;
+  std::int64_t step_a = 0, step_b = 0, step_c = 0;  // elements per loop iteration
+  float alpha = 1.f;
+
+  void run(cudaStream_t stream, const void* a, const void* b, void* c, std::size_t es) const {
+    for (int i = 0; i < loops; ++i) {
+      GemmOperands ops;
+      ops.a = static_cast<const char*>(a) + i * step_a * es;
+      ops.b = static_cast<const char*>(b) + i * step_b * es;
+      ops.c = static_cast<char*>(c) + i * step_c * es;
+      ops.alpha = alpha;
+      plan->run(stream, ops);
+    }
+  }
+};
+
+std::int64_t pow2_alignment(std::initializer_list<std::int64_t> element_counts, std::size_t es) {
+  std::int64_t g = 256;
+  for (std::int64_t e : element_counts) g = std::gcd(g, e * std::int64_t(es));
+  return g & -g;  // largest power of two dividing all
+}
+
+BatchedProduct make_product(const AttentionDesc& d, bool trans_a, bool trans_b, std::int64_t m,
+                            std::int64_t n, std::int64_t k, Operand A, Operand B, Operand C,
+                            float alpha) {
+  const std::size_t es = 2;
+  GemmDesc g;
+  g.precision = d.precision;
+  g.trans_a = trans_a, g.trans_b = trans_b;
+  g.m = m, g.n = n, g.k = k;
+  g.lda = A.ld, g.ldb = B.ld, g.ldc = C.ld;
+  BatchedProduct p;
+  p.alpha = alpha;
+  const bool uniform = A.sb == d.NH * A.sh && B.sb == d.NH * B.sh && C.sb == d.NH * C.sh;
+  if (uniform || d.NH == 1) {
+    g.batch = std::int64_t(d.B) * d.NH;
+    g.stride_a = A.sh, g.stride_b = B.sh, g.stride_c = C.sh;
+    if (d.NH == 1) g.stride_a = A.sb, g.stride_b = B.sb, g.stride_c = C.sb;
+  } else if (d.NH <= d.B) {  // batch over b, loop over heads
+    g.batch = d.B;
+    g.stride_a = A.sb, g.stride_b = B.sb, g.stride_c = C.sb;
+    p.loops = d.NH, p.step_a = A.sh, p.step_b = B.sh, p.step_c = C.sh;
+  } else {  // batch over heads, loop over b
+    g.batch = d.NH;
+    g.stride_a = A.sh, g.stride_b = B.sh, g.stride_c = C.sh;
+    p.loops = d.B, p.step_a = A.sb, p.step_b = B.sb, p.step_c = C.sb;
+  }
+  g.alignment = static_cast<int>(pow2_alignment(
+      {A.ld, B.ld, C.ld, g.stride_a, g.stride_b, g.stride_c, p.step_a, p.step_b, p.step_c}, es));
+  p.plan = &gemm_plan(g);
+  return p;
+}
+
+template <class T>
+void softmax_forward(const AttentionDesc& d, void* probs, void* work, const float* mask,
+                     const void* bias, Dropout dropout, cudaStream_t stream) {
+  attention_softmax_forward<T>(static_cast<T*>(probs), static_cast<T*>(work),
+                               static_cast<const T*>(probs), d.padding_mask ? mask : nullptr,
+                               d.bias ? static_cast<const T*>(bias) : nullptr, 1.f, d.causal,
+                               dropout, d.B, d.NH, d.Sq, d.Sk, stream);
+}
+
+template <class T>
+void softmax_backward(const AttentionDesc& d, void* work, const void* probs, Dropout dropout,
+                      cudaStream_t stream) {
+  attention_softmax_backward<T>(static_cast<T*>(work), static_cast<const T*>(work),
+                                static_cast<const T*>(probs), 1.f, dropout, d.B, d.NH, d.Sq, d.Sk,
+                                stream);
+}
+
+}  // namespace
+
+struct UnfusedAttention::Impl {
+  AttentionDesc d;
+  // Forward: scores, O = P·V. Backward: dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
+  BatchedProduct scores, out, dv, dp, dq, dk;
+};
+
+UnfusedAttention::UnfusedAttention(const AttentionDesc& desc) : impl_(std::make_unique<Impl>()) {
+  check_desc(desc);
+  const AttentionDesc& d = impl_->d = desc;
+  const float scale = d.softmax_scale();
+  const Operand Q{d.q.s, d.q.b, d.q.h}, K{d.k.s, d.k.b, d.k.h}, V{d.v.s, d.v.b, d.v.h},
+      O{d.o.s, d.o.b, d.o.h};
+  const std::int64_t ss = std::int64_t(d.Sq) * d.Sk;
+  const Operand P{d.Sk, d.NH * ss, ss};
+  // The scale goes into the score product (as HF divides Q·Kᵀ before the mask), so the softmax
+  // kernels run with scale 1 and the gradient products carry it instead.
+  impl_->scores = make_product(d, false, true, d.Sq, d.Sk, d.HD, Q, K, P, scale);
+  impl_->out = make_product(d, false, false, d.Sq, d.HD, d.Sk, P, V, O, 1.f);
+  impl_->dv = make_product(d, true, false, d.Sk, d.HD, d.Sq, P, O, V, 1.f);
+  impl_->dp = make_product(d, false, true, d.Sq, d.Sk, d.HD, O, V, P, 1.f);
+  impl_->dq = make_product(d, false, false, d.Sq, d.HD, d.Sk, P, K, Q, scale);
+  impl_->dk = make_product(d, true, false, d.Sk, d.HD, d.Sq, P, Q, K, scale);
+}
+
+UnfusedAttention::~UnfusedAttention() = default;
+
+const AttentionDesc& UnfusedAttention::desc() const { return impl_->d; }
+
+std::size_t UnfusedAttention::probs_elements() const {
+  const AttentionDesc& d = impl_->d;
+  return std::size_t(d.B) * d.NH * d.Sq * d.Sk;
+}
+
+void UnfusedAttention::forward(void* o, void* probs, void* work, const void* q, const void* k,
+                               const void* v, const float* mask, const void* bias, Dropout dropout,
+                               cudaStream_t stream) const {
+  const AttentionDesc& d = impl_->d;
+  if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "attention: dropout.p differs from desc");
+  if ((d.padding_mask && !mask) || (d.bias && !bias) || !o || !probs || !q || !k || !v ||
+      (d.dropout > 0.f && !work))
+    XF_THROW(InvalidArgument, "attention forward: missing tensor");
+  impl_->scores.run(stream, q, k, probs, 2);
+  if (d.precision == Precision::fp16)
+    softmax_forward<__half>(d, probs, work, mask, bias, dropout, stream);
+  else
+    softmax_forward<__nv_bfloat16>(d, probs, work, mask, bias, dropout, stream);
+  impl_->out.run(stream, d.dropout > 0.f ? work : probs, v, o, 2);
+}
+
+void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* work, const void* dout,
+                                const void* probs, const void* q, const void* k, const void* v,
+                                Dropout dropout, cudaStream_t stream) const {
+  const AttentionDesc& d = impl_->d;
+  if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "attention: dropout.p differs from desc");
+  if (!dq || !dk || !dv || !work || !dout || !probs || !q || !k || !v)
+    XF_THROW(InvalidArgument, "attention backward: missing tensor");
+  impl_->dv.run(stream, d.dropout > 0.f ? work : probs, dout, dv, 2);  // before work is reused
+  impl_->dp.run(stream, dout, v, work, 2);
+  if (d.precision == Precision::fp16)
+    softmax_backward<__half>(d, work, probs, dropout, stream);
+  else
+    softmax_backward<__nv_bfloat16>(d, work, probs, dropout, stream);
+  impl_->dq.run(stream, work, k, dq, 2);
+  impl_->dk.run(stream, work, q, dk, 2);
+}
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,119 @@
+// Multi-head scaled dot-product attention, forward and backward, in two backends sharing one
+// description:
+//   UnfusedAttention  HF "eager": scores = Q·Kᵀ (strided-batched cuBLASLt, kernels/gemm.hpp), the
+//                     masked softmax + dropout of softmax.hpp, O = P·V. Saves P ([B, NH, Sq, Sk]).
+//   CudnnAttention    fused flash attention: cuDNN's SDPA forward/backward through cudnn-frontend's
+//                     graph API (cudnn_attention.cpp); saves only the softmax statistics.
+//
+//   O[b,h] = dropout(softmax(scale · Q[b,h]·K[b,h]ᵀ + masks)) · V[b,h]
+//
+// Q, K, V, O are per-head views [B, NH, S, HD] of the caller's tensors, described by element
+// strides (the head dimension is contiguous), so both backends read the packed QKV projection
+// output directly — no transposes:
+//   QkvLayout::bshd  HF order: tokens b-major, a token's row is [q heads | k heads | v heads]
+//                    ([B, S, 3, NH, HD]); O is [B, S, NH, HD].
+//   QkvLayout::sbhd  Megatron order: tokens s-major, q/k/v interleaved per head
+//                    ([S, B, NH, 3, HD]); O is [S, B, NH, HD]. Here every (b, h) matrix is one
+//                    stride apart, so each unfused product is a single strided-batched GEMM; with
+//                    bshd it is one batched GEMM per head (batch = B).
+// Gradients dQ, dK, dV use the strides of Q, K, V (a packed dQKV), dO the strides of O.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/gemm.hpp"
+#include "kernels/philox.hpp"
+
+namespace xfbench::kernels {
+
+struct HeadStrides {
+  std::int64_t b = 0, h = 0, s = 0;  // elements between batch items, heads, sequence positions
+};
+
+struct AttentionDesc {
+  Precision precision = Precision::fp16;  // fp16 or bf16 storage, fp32 softmax/accumulation
+  int B = 0, NH = 0, Sq = 0, Sk = 0, HD = 0;
+  HeadStrides q, k, v, o;
+  float scale = 0.f;          // 0: 1 / sqrt(HD); T5 uses 1
+  bool causal = false;        // GPT-2: query i sees keys j <= i (Sq == Sk)
+  bool padding_mask = false;  // BERT: keys j >= kv_len[b] are hidden (HF's additive [B, 1, 1, Sk])
+  bool bias = false;          // additive score bias [NH, Sq, Sk] shared by the batch (T5)
+  float dropout = 0.f;        // dropout on the probabilities (training); 0: none
+
+  float softmax_scale() const;
+};
+
+enum class QkvLayout { bshd, sbhd };
+const char* to_string(QkvLayout l);
+
+// Self-attention on a packed QKV tensor of the given layout (Sq = Sk = S). Pointers for Q, K, V are
+// qkv + qkv_offset(layout, 0 | 1 | 2, NH, HD).
+AttentionDesc self_attention_desc(Precision precision, int B, int NH, int S, int HD,
+                                  QkvLayout layout);
+std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD);
+
+// FLOPs of the two attention products, forward (4·B·NH·Sq·Sk·HD; the seeds' 4bs²h); the backward
+// is twice that.
+double attention_core_flops(const AttentionDesc& d);
+
+class UnfusedAttention {
+ public:
+  // Builds the GEMM plans (outside timed regions). Throws InvalidArgument on a bad description.
+  explicit UnfusedAttention(const AttentionDesc& desc);
+  ~UnfusedAttention();
+  UnfusedAttention(const UnfusedAttention&) = delete;
+  UnfusedAttention& operator=(const UnfusedAttention&) = delete;
+
+  const AttentionDesc& desc() const;
+  // Elements of each of the two score-sized buffers, `probs` and `work` (B·NH·Sq·Sk).
+  std::size_t probs_elements() const;
+
+  // probs <- P (kept for the backward); work <- dropout(P) when dropout is on. mask: additive fp32
+  // [B, Sk] (needed when desc.padding_mask); bias: [NH, Sq, Sk] (when desc.bias). dropout.p must
+  // equal desc.dropout; seed/offset pick the mask.
+  void forward(void* o, void* probs, void* work, const void* q, const void* k, const void* v,
+               const float* mask, const void* bias, Dropout dropout, cudaStream_t stream) const;
+  // Overwrites work. dq, dk, dv may all point into one packed dQKV (every element is written).
+  void backward(void* dq, void* dk, void* dv, void* work, const void* dout, const void* probs,
+                const void* q, const void* k, const void* v, Dropout dropout,
+                cudaStream_t stream) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class CudnnAttention {
+ public:
+  // Builds (or takes from a process-wide cache) the cuDNN SDPA graphs for this description on the
+  // current device: forward, and backward when `training`. Throws Unsupported when cuDNN cannot run
+  // it here. Call outside timed regions.
+  explicit CudnnAttention(const AttentionDesc& desc, bool training = true);
+  ~CudnnAttention();
+  CudnnAttention(const CudnnAttention&) = delete;
+  CudnnAttention& operator=(const CudnnAttention&) = delete;
+
+  const AttentionDesc& desc() const;
+  std::size_t workspace_bytes() const;  // device scratch for forward and backward
+  std::size_t stats_elements() const;   // fp32 softmax statistics saved for the backward: B·NH·Sq
+
+  // kv_lens: int32 [B] device array (when desc.padding_mask); bias [NH, Sq, Sk] (when desc.bias);
+  // stats may be null when not training. cuDNN draws its own dropout mask from (seed, offset);
+  // the backward must get the same Dropout.
+  void forward(void* o, float* stats, const void* q, const void* k, const void* v,
+               const int* kv_lens, const void* bias, Dropout dropout, void* workspace,
+               cudaStream_t stream) const;
+  void backward(void* dq, void* dk, void* dv, const void* dout, const void* o, const float* stats,
+                const void* q, const void* k, const void* v, const int* kv_lens, const void* bias,
+                Dropout dropout, void* workspace, cudaStream_t stream) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace xfbench::kernels

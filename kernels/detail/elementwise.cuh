@@ -1,0 +1,104 @@
+// Kernel skeletons for [N, C] element-wise work on 16-byte vectors, parameterised by a functor:
+//   for_each_vector:  op(row_offset_in_elements, column, float(&)[8]) for every vector, flat grid.
+//   for_each_vector_colsum: the same per row, and per-block column sums of the values op leaves in
+//   its array (partials [G][C]) for the deterministic two-pass bias gradients (reduce.cuh).
+// Internal to kernels/; include only from .cu files.
+#pragma once
+
+#include <algorithm>
+
+#include "kernels/detail/reduce.cuh"
+#include "kernels/detail/vec.cuh"
+
+namespace xfbench::kernels::detail {
+
+constexpr int kEwThreads = 256;
+constexpr int kMaxColsumWidth = 8192;  // C <= 256 threads * 4 vectors * 8
+
+template <class Op>
+__global__ __launch_bounds__(kEwThreads) void for_each_vector_kernel(Op op, size_t vectors, int V) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(kEwThreads) + threadIdx.x; i < vectors;
+       i += static_cast<size_t>(gridDim.x) * kEwThreads) {
+    float d[kVec];
+    op(i * kVec, static_cast<int>(i % V) * kVec, d);
+  }
+}
+
+// Launch over N rows of C (C % 8 == 0): enough blocks to fill the GPU a few times over.
+template <class Op>
+void for_each_vector(const Op& op, size_t N, int C, cudaStream_t stream) {
+  const size_t vectors = N * (C / kVec);
+  if (vectors == 0) return;
+  const size_t blocks = std::min<size_t>((vectors + kEwThreads - 1) / kEwThreads,
+                                         static_cast<size_t>(partial_blocks()) * 8);
+  for_each_vector_kernel<<<static_cast<unsigned>(blocks), kEwThreads, 0, stream>>>(op, vectors,
+                                                                                   C / kVec);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+// A block covers R = 256 / V rows at a time when V = C / 8 <= 256, otherwise one row with VPT
+// vectors per thread; each thread's columns are fixed, so its sums stay in registers.
+template <int VPT, class Op>
+__global__ __launch_bounds__(kEwThreads) void for_each_vector_colsum_kernel(Op op, float* partials,
+                                                                            int N, int C) {
+  __shared__ float rows_acc[kEwThreads * kVec];  // [R][C], R * C <= 2048
+  const int V = C / kVec;
+  const int R = V <= kEwThreads ? kEwThreads / V : 1;
+  const int sub = V <= kEwThreads ? threadIdx.x / V : 0;
+  const int v0 = V <= kEwThreads ? threadIdx.x % V : threadIdx.x;
+  float acc[VPT][kVec] = {};
+  if (sub < R) {
+    for (int r = blockIdx.x * R + sub; r < N; r += gridDim.x * R) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int vi = v0 + k * kEwThreads;
+        if (vi >= V) continue;
+        float d[kVec];
+        op(static_cast<size_t>(r) * C + static_cast<size_t>(vi) * kVec, vi * kVec, d);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[k][j] += d[j];
+      }
+    }
+  }
+  float* out = partials + static_cast<size_t>(blockIdx.x) * C;
+  if (R == 1) {
+    if (sub >= R) return;  // threads past the row's vectors own no columns
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int vi = v0 + k * kEwThreads;
+      if (vi >= V) continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[vi * kVec + j] = acc[k][j];
+    }
+    return;
+  }
+  if (sub < R)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) rows_acc[sub * C + v0 * kVec + j] = acc[0][j];
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += kEwThreads) {
+    float s = 0.f;
+    for (int q = 0; q < R; ++q) s += rows_acc[q * C + c];  // fixed order
+    out[c] = s;
+  }
+}
+
+// Runs op over every vector and writes the column sums of its values to colsum (T, [C]).
+template <class T, class Op>
+void for_each_vector_colsum(const Op& op, T* colsum, float* scratch, int N, int C,
+                            cudaStream_t stream) {
+  const int G = partial_blocks();
+  const int V = C / kVec;
+  if (V <= kEwThreads)
+    for_each_vector_colsum_kernel<1><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
+  else if (V <= 2 * kEwThreads)
+    for_each_vector_colsum_kernel<2><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
+  else
+    for_each_vector_colsum_kernel<4><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
+  XF_CUDA_CHECK_LAUNCH();
+  PartialOutputs<T> outs;
+  outs.out[0] = colsum;
+  sum_partials(outs, scratch, G, C, stream);
+}
+
+}  // namespace xfbench::kernels::detail

@@ -1,0 +1,106 @@
+// GELU forward/backward (see gelu.hpp) on the element-wise skeletons of detail/elementwise.cuh.
+#include "kernels/detail/elementwise.cuh"
+#include "kernels/gelu.hpp"
+
+namespace xfbench::kernels {
+namespace {
+
+using detail::kVec;
+
+constexpr float kSqrt1_2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kTanhCoef = 0.044715f;
+
+__device__ __forceinline__ float gelu(float x, Gelu kind) {
+  if (kind == Gelu::erf) return 0.5f * x * (1.f + erff(x * kSqrt1_2));
+  return 0.5f * x * (1.f + tanhf(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
+}
+
+__device__ __forceinline__ float gelu_grad(float x, Gelu kind) {
+  if (kind == Gelu::erf)
+    return 0.5f * (1.f + erff(x * kSqrt1_2)) + x * kInvSqrt2Pi * __expf(-0.5f * x * x);
+  const float t = tanhf(kSqrt2OverPi * (x + kTanhCoef * x * x * x));
+  return 0.5f * (1.f + t) +
+         0.5f * x * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kTanhCoef * x * x);
+}
+
+template <class T>
+struct BiasGeluForward {
+  T* out;
+  const T* inp;
+  const T* bias;
+  Gelu kind;
+  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+    detail::load8(v, inp + off);
+    if (bias) {
+      float b[kVec];
+      detail::load8(b, bias + col);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[j] += b[j];
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = gelu(v[j], kind);
+    detail::store8(out + off, v);
+  }
+};
+
+template <class T>
+struct BiasGeluBackward {
+  T* dinp;
+  const T* dout;
+  const T* inp;
+  const T* bias;
+  Gelu kind;
+  __device__ void operator()(size_t off, int col, float (&d)[kVec]) const {
+    float x[kVec];
+    detail::load8(x, inp + off);
+    detail::load8(d, dout + off);
+    if (bias) {
+      float b[kVec];
+      detail::load8(b, bias + col);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x[j] += b[j];
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) d[j] *= gelu_grad(x[j], kind);
+    detail::store8(dinp + off, d);
+  }
+};
+
+void check(int N, int C, int max_c, std::initializer_list<const void*> ptrs, const char* what) {
+  detail::require_row_shape(N, C, max_c, what);
+  for (const void* p : ptrs) detail::require_aligned(p, what);
+}
+
+}  // namespace
+
+template <class T>
+void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu kind,
+                       cudaStream_t stream) {
+  check(N, C, 1 << 30, {out, inp, bias}, "bias_gelu_forward");
+  detail::for_each_vector(BiasGeluForward<T>{out, inp, bias, kind}, N, C, stream);
+}
+
+template <class T>
+void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const T* inp,
+                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream) {
+  BiasGeluBackward<T> op{dinp, dout, inp, bias, kind};
+  if (dbias) {
+    check(N, C, detail::kMaxColsumWidth, {dinp, dout, inp, bias}, "bias_gelu_backward");
+    detail::for_each_vector_colsum(op, dbias, scratch, N, C, stream);
+  } else {
+    check(N, C, 1 << 30, {dinp, dout, inp, bias}, "bias_gelu_backward");
+    detail::for_each_vector(op, N, C, stream);
+  }
+}
+
+#define XF_INSTANTIATE(T)                                                                     \
+  template void bias_gelu_forward<T>(T*, const T*, const T*, int, int, Gelu, cudaStream_t);   \
+  template void bias_gelu_backward<T>(T*, T*, float*, const T*, const T*, const T*, int, int, \
+                                      Gelu, cudaStream_t);
+XF_INSTANTIATE(__half)
+XF_INSTANTIATE(__nv_bfloat16)
+#undef XF_INSTANTIATE
+
+}  // namespace xfbench::kernels

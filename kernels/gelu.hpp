@@ -1,0 +1,27 @@
+// GELU activations on [N, C] rows, optionally with the bias of the preceding linear layer fused in.
+//   Gelu::erf   x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))                  BERT, T5 v1.1 ("gelu")
+//   Gelu::tanh  0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))            GPT-2 ("gelu_new")
+// Storage T = __half or __nv_bfloat16, math fp32; C % 8 == 0, pointers 16-byte aligned.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace xfbench::kernels {
+
+enum class Gelu { erf, tanh };
+
+// out = gelu(inp + bias) (bias [C] nullable). out may alias inp.
+template <class T>
+void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu kind,
+                       cudaStream_t stream);
+
+// dinp = dout * gelu'(inp + bias), with inp the pre-activation given to the forward. dbias
+// (nullable) = column sums of dinp, deterministic, using `scratch` (norm_backward_scratch_bytes(C)
+// bytes, layernorm.hpp; C <= 8192). dinp may alias dout.
+template <class T>
+void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const T* inp,
+                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream);
+
+}  // namespace xfbench::kernels

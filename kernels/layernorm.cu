@@ -1,0 +1,426 @@
+// LayerNorm / RMSNorm forward and backward (see layernorm.hpp). One row group of WPR warps per row,
+// the row in registers (VPT 16-byte vectors per thread), two-pass mean/variance in fp32.
+#include "kernels/detail/reduce.cuh"
+#include "kernels/detail/vec.cuh"
+#include "kernels/layernorm.hpp"
+
+namespace xfbench::kernels {
+namespace {
+
+using detail::kRowThreads;
+using detail::kRowWarps;
+using detail::kVec;
+
+template <class T>
+struct NormForwardArgs {
+  T* out;
+  T* z;
+  float* mean;
+  float* rstd;
+  const T* x;
+  const T* xbias;
+  const T* residual;
+  const T* weight;
+  const T* bias;
+  DropoutMask drop;
+  int N, C;
+  float eps;
+};
+
+template <class T, int WPR, int VPT, bool RMS>
+__global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardArgs<T> a) {
+  __shared__ float smem[kRowWarps];
+  constexpr int kGroups = kRowWarps / WPR;
+  const int warp = threadIdx.x / 32;
+  const int row = blockIdx.x * kGroups + warp / WPR;
+  const int t = (warp % WPR) * 32 + threadIdx.x % 32;
+  const int V = a.C / kVec;
+  const bool row_ok = row < a.N;
+  const size_t row_off = static_cast<size_t>(row) * a.C;
+
+  float v[VPT][kVec];
+  float sum = 0.f;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int vi = t + k * WPR * 32;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[k][j] = 0.f;
+    if (!row_ok || vi >= V) continue;
+    const size_t off = row_off + static_cast<size_t>(vi) * kVec;
+    detail::load8(v[k], a.x + off);
+    if (a.xbias) {
+      float b[kVec];
+      detail::load8(b, a.xbias + vi * kVec);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[k][j] += b[j];
+    }
+    if (a.drop.active()) {
+      const unsigned keep = a.drop.keep8(off / kVec);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[k][j] = (keep >> j & 1u) ? v[k][j] * a.drop.scale : 0.f;
+    }
+    if (a.residual) {
+      float r[kVec];
+      detail::load8(r, a.residual + off);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[k][j] += r[j];
+    }
+    if (a.z) detail::store8(a.z + off, v[k]);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sum += v[k][j];
+  }
+
+  float mean = 0.f;
+  if constexpr (!RMS) mean = detail::group_reduce<WPR>(sum, smem) / a.C;
+  float sq = 0.f;
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    if (!row_ok || t + k * WPR * 32 >= V) continue;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sq += (v[k][j] - mean) * (v[k][j] - mean);
+  }
+  const float rstd = rsqrtf(detail::group_reduce<WPR>(sq, smem) / a.C + a.eps);
+
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int vi = t + k * WPR * 32;
+    if (!row_ok || vi >= V) continue;
+    float w[kVec], b[kVec] = {};
+    detail::load8(w, a.weight + vi * kVec);
+    if (!RMS && a.bias) detail::load8(b, a.bias + vi * kVec);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[k][j] = (v[k][j] - mean) * rstd * w[j] + b[j];
+    detail::store8(a.out + row_off + static_cast<size_t>(vi) * kVec, v[k]);
+  }
+  if (row_ok && t == 0) {
+    if (a.mean) a.mean[row] = mean;
+    if (a.rstd) a.rstd[row] = rstd;
+  }
+}
+
+template <class T>
+struct NormBackwardArgs {
+  T* dz;
+  T* dx;
+  float* partials;  // [3][G][C]: dweight, dbias, dxbias
+  const T* dout;
+  const T* dout2;
+  const T* dresidual;
+  const T* z;
+  const T* weight;
+  const float* mean;
+  const float* rstd;
+  DropoutMask drop;
+  int N, C;
+  bool want_dxbias;
+};
+
+// Each block walks rows with a grid stride, keeps its columns' parameter-gradient sums in
+// registers, and leaves one partial per block.
+template <class T, int WPR, int VPT, bool RMS>
+__global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackwardArgs<T> a) {
+  __shared__ float2 smem[kRowWarps];
+  extern __shared__ float columns[];  // [3][C] when several row groups share the block
+  constexpr int kGroups = kRowWarps / WPR;
+  const int warp = threadIdx.x / 32;
+  const int group = warp / WPR;
+  const int t = (warp % WPR) * 32 + threadIdx.x % 32;
+  const int V = a.C / kVec;
+  const float inv_c = 1.f / a.C;
+
+  float w[VPT][kVec], dw[VPT][kVec], db[VPT][kVec], dxb[VPT][kVec];
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int vi = t + k * WPR * 32;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) w[k][j] = dw[k][j] = db[k][j] = dxb[k][j] = 0.f;
+    if (vi < V) detail::load8(w[k], a.weight + vi * kVec);
+  }
+
+  // `base` is uniform over the block so every group reaches the same synchronisations.
+  for (int base = blockIdx.x * kGroups; base < a.N; base += gridDim.x * kGroups) {
+    const int row = base + group;
+    const bool row_ok = row < a.N;
+    const size_t row_off = static_cast<size_t>(row) * a.C;
+    const float mean = (!RMS && row_ok) ? a.mean[row] : 0.f;
+    const float rstd = row_ok ? a.rstd[row] : 0.f;
+    float g[VPT][kVec], xh[VPT][kVec];
+    float2 s = {0.f, 0.f};
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int vi = t + k * WPR * 32;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) g[k][j] = xh[k][j] = 0.f;
+      if (!row_ok || vi >= V) continue;
+      const size_t off = row_off + static_cast<size_t>(vi) * kVec;
+      float dy[kVec];
+      detail::load8(dy, a.dout + off);
+      detail::load8(xh[k], a.z + off);
+      if (a.dout2) {
+        float d2[kVec];
+        detail::load8(d2, a.dout2 + off);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) dy[j] += d2[j];
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        xh[k][j] = (xh[k][j] - mean) * rstd;
+        g[k][j] = dy[j] * w[k][j];
+        dw[k][j] += dy[j] * xh[k][j];
+        db[k][j] += dy[j];
+        s.x += g[k][j];
+        s.y += g[k][j] * xh[k][j];
+      }
+    }
+    s = detail::group_sum2<WPR>(s, smem);
+    const float mg = RMS ? 0.f : s.x * inv_c, mgx = s.y * inv_c;
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int vi = t + k * WPR * 32;
+      if (!row_ok || vi >= V) continue;
+      const size_t off = row_off + static_cast<size_t>(vi) * kVec;
+      float d[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) d[j] = rstd * (g[k][j] - mg - xh[k][j] * mgx);
+      if (a.dresidual) {
+        float r[kVec];
+        detail::load8(r, a.dresidual + off);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) d[j] += r[j];
+      }
+      if (a.dz) detail::store8(a.dz + off, d);
+      if (a.dx || a.want_dxbias) {
+        if (a.drop.active()) {
+          const unsigned keep = a.drop.keep8(off / kVec);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) d[j] = (keep >> j & 1u) ? d[j] * a.drop.scale : 0.f;
+        }
+        if (a.dx) detail::store8(a.dx + off, d);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) dxb[k][j] += d[j];
+      }
+    }
+  }
+
+  // Column partials of this block: row groups add into shared memory one after the other.
+  float* out0 = a.partials + static_cast<size_t>(blockIdx.x) * a.C;
+  const size_t array_stride = static_cast<size_t>(gridDim.x) * a.C;
+  if constexpr (kGroups == 1) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int vi = t + k * WPR * 32;
+      if (vi >= V) continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        const int c = vi * kVec + j;
+        out0[c] = dw[k][j];
+        out0[array_stride + c] = db[k][j];
+        out0[2 * array_stride + c] = dxb[k][j];
+      }
+    }
+  } else {
+    for (int gi = 0; gi < kGroups; ++gi) {
+      if (gi == group) {
+#pragma unroll
+        for (int k = 0; k < VPT; ++k) {
+          const int vi = t + k * WPR * 32;
+          if (vi >= V) continue;
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            const int c = vi * kVec + j;
+            columns[c] = (gi ? columns[c] : 0.f) + dw[k][j];
+            columns[a.C + c] = (gi ? columns[a.C + c] : 0.f) + db[k][j];
+            columns[2 * a.C + c] = (gi ? columns[2 * a.C + c] : 0.f) + dxb[k][j];
+          }
+        }
+      }
+      __syncthreads();
+    }
+    for (int c = threadIdx.x; c < a.C; c += kRowThreads) {
+      out0[c] = columns[c];
+      out0[array_stride + c] = columns[a.C + c];
+      out0[2 * array_stride + c] = columns[2 * a.C + c];
+    }
+  }
+}
+
+template <class T, bool RMS>
+void launch_forward(const NormForwardArgs<T>& a, cudaStream_t stream) {
+  const int V = a.C / kVec;
+  auto go = [&](auto kernel, int wpr) {
+    const int groups = kRowWarps / wpr;
+    kernel<<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
+    XF_CUDA_CHECK_LAUNCH();
+  };
+  if (V <= 32)
+    go(norm_forward_kernel<T, 1, 1, RMS>, 1);
+  else if (V <= 64)
+    go(norm_forward_kernel<T, 1, 2, RMS>, 1);
+  else if (V <= 96)
+    go(norm_forward_kernel<T, 1, 3, RMS>, 1);
+  else if (V <= 128)
+    go(norm_forward_kernel<T, 1, 4, RMS>, 1);
+  else if (V <= 192)
+    go(norm_forward_kernel<T, 2, 3, RMS>, 2);
+  else if (V <= 256)
+    go(norm_forward_kernel<T, 2, 4, RMS>, 2);
+  else if (V <= 384)
+    go(norm_forward_kernel<T, 4, 3, RMS>, 4);
+  else
+    go(norm_forward_kernel<T, 4, 4, RMS>, 4);
+}
+
+template <class T, bool RMS>
+void launch_backward(const NormBackwardArgs<T>& a, T* dweight, T* dbias, T* dxbias,
+                     cudaStream_t stream) {
+  const int V = a.C / kVec;
+  const int G = detail::partial_blocks();
+  auto go = [&](auto kernel, int wpr) {
+    const size_t smem = wpr < kRowWarps ? sizeof(float) * 3 * a.C : 0;
+    kernel<<<G, kRowThreads, smem, stream>>>(a);
+    XF_CUDA_CHECK_LAUNCH();
+  };
+  if (V <= 32)
+    go(norm_backward_kernel<T, 1, 1, RMS>, 1);
+  else if (V <= 64)
+    go(norm_backward_kernel<T, 1, 2, RMS>, 1);
+  else if (V <= 128)
+    go(norm_backward_kernel<T, 2, 2, RMS>, 2);
+  else if (V <= 256)
+    go(norm_backward_kernel<T, 4, 2, RMS>, 4);
+  else
+    go(norm_backward_kernel<T, 8, 2, RMS>, 8);
+  detail::PartialOutputs<T> outs;
+  outs.out[0] = dweight;
+  outs.out[1] = RMS ? nullptr : dbias;
+  outs.out[2] = dxbias;
+  detail::sum_partials(outs, a.partials, G, a.C, stream);
+}
+
+void check_dropout(const Dropout& d) {
+  if (!(d.p >= 0.f && d.p < 1.f))
+    XF_THROW(InvalidArgument, "dropout probability must be in [0, 1)");
+}
+
+template <class T>
+void check_forward(const NormForwardArgs<T>& a, const char* what) {
+  detail::require_row_shape(a.N, a.C, kMaxNormWidth, what);
+  if (a.N < 1) XF_THROW(InvalidArgument, std::string(what) + ": N must be positive");
+  if (!a.out || !a.x || !a.weight) XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
+  for (const void* p : {static_cast<const void*>(a.out), static_cast<const void*>(a.z),
+                        static_cast<const void*>(a.x), static_cast<const void*>(a.xbias),
+                        static_cast<const void*>(a.residual), static_cast<const void*>(a.weight),
+                        static_cast<const void*>(a.bias)})
+    detail::require_aligned(p, what);
+}
+
+template <class T>
+void check_backward(const NormBackwardArgs<T>& a, const char* what) {
+  detail::require_row_shape(a.N, a.C, kMaxNormWidth, what);
+  if (a.N < 1) XF_THROW(InvalidArgument, std::string(what) + ": N must be positive");
+  if (!a.dout || !a.z || !a.weight || !a.rstd || !a.partials)
+    XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
+  for (const void* p : {static_cast<const void*>(a.dz), static_cast<const void*>(a.dx),
+                        static_cast<const void*>(a.dout), static_cast<const void*>(a.dout2),
+                        static_cast<const void*>(a.dresidual), static_cast<const void*>(a.z),
+                        static_cast<const void*>(a.weight)})
+    detail::require_aligned(p, what);
+}
+
+}  // namespace
+
+std::size_t norm_backward_scratch_bytes(int C) { return detail::partial_scratch_bytes(C); }
+
+template <class T>
+void bias_dropout_residual_layernorm_forward(T* out, T* z, float* mean, float* rstd, const T* x,
+                                             const T* xbias, const T* residual, const T* weight,
+                                             const T* bias, Dropout dropout, int N, int C,
+                                             float eps, cudaStream_t stream) {
+  check_dropout(dropout);
+  NormForwardArgs<T> a{out, z, mean, rstd, x, xbias, residual, weight, bias, DropoutMask(dropout),
+                       N,   C, eps};
+  check_forward(a, "layernorm_forward");
+  launch_forward<T, false>(a, stream);
+}
+
+template <class T>
+void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight,
+                       const T* bias, int N, int C, float eps, cudaStream_t stream) {
+  bias_dropout_residual_layernorm_forward<T>(out, nullptr, mean, rstd, inp, nullptr, nullptr,
+                                             weight, bias, Dropout{}, N, C, eps, stream);
+}
+
+template <class T>
+void bias_dropout_residual_layernorm_backward(T* dz, T* dx, T* dxbias, T* dweight, T* dbias,
+                                              float* scratch, const T* dout, const T* dout2,
+                                              const T* dresidual, const T* z, const T* weight,
+                                              const float* mean, const float* rstd, Dropout dropout,
+                                              int N, int C, cudaStream_t stream) {
+  check_dropout(dropout);
+  NormBackwardArgs<T> a{
+      dz, dx, scratch,          dout, dout2, dresidual, z, weight, mean, rstd, DropoutMask(dropout),
+      N,  C,  dxbias != nullptr};
+  check_backward(a, "layernorm_backward");
+  if (!mean) XF_THROW(InvalidArgument, "layernorm_backward: null mean");
+  launch_backward<T, false>(a, dweight, dbias, dxbias, stream);
+}
+
+template <class T>
+void layernorm_backward(T* dinp, T* dweight, T* dbias, float* scratch, const T* dout,
+                        const T* dresidual, const T* inp, const T* weight, const float* mean,
+                        const float* rstd, int N, int C, cudaStream_t stream) {
+  bias_dropout_residual_layernorm_backward<T>(dinp, nullptr, nullptr, dweight, dbias, scratch, dout,
+                                              nullptr, dresidual, inp, weight, mean, rstd,
+                                              Dropout{}, N, C, stream);
+}
+
+template <class T>
+void dropout_residual_rmsnorm_forward(T* out, T* z, float* rstd, const T* x, const T* residual,
+                                      const T* weight, Dropout dropout, int N, int C, float eps,
+                                      cudaStream_t stream) {
+  check_dropout(dropout);
+  NormForwardArgs<T> a{out,     z,        nullptr, rstd,    x,
+                       nullptr, residual, weight,  nullptr, DropoutMask(dropout),
+                       N,       C,        eps};
+  check_forward(a, "rmsnorm_forward");
+  launch_forward<T, true>(a, stream);
+}
+
+template <class T>
+void rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, int N, int C, float eps,
+                     cudaStream_t stream) {
+  dropout_residual_rmsnorm_forward<T>(out, nullptr, rstd, inp, nullptr, weight, Dropout{}, N, C,
+                                      eps, stream);
+}
+
+template <class T>
+void rmsnorm_backward(T* dinp, T* dweight, float* scratch, const T* dout, const T* dresidual,
+                      const T* inp, const T* weight, const float* rstd, int N, int C,
+                      cudaStream_t stream) {
+  NormBackwardArgs<T> a{dinp,   nullptr, scratch, dout,          nullptr, dresidual, inp,
+                        weight, nullptr, rstd,    DropoutMask{}, N,       C,         false};
+  check_backward(a, "rmsnorm_backward");
+  launch_backward<T, true>(a, dweight, nullptr, nullptr, stream);
+}
+
+#define XF_INSTANTIATE(T)                                                                          \
+  template void layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, int, int,   \
+                                     float, cudaStream_t);                                         \
+  template void bias_dropout_residual_layernorm_forward<T>(                                        \
+      T*, T*, float*, float*, const T*, const T*, const T*, const T*, const T*, Dropout, int, int, \
+      float, cudaStream_t);                                                                        \
+  template void layernorm_backward<T>(T*, T*, T*, float*, const T*, const T*, const T*, const T*,  \
+                                      const float*, const float*, int, int, cudaStream_t);         \
+  template void bias_dropout_residual_layernorm_backward<T>(                                       \
+      T*, T*, T*, T*, T*, float*, const T*, const T*, const T*, const T*, const T*, const float*,  \
+      const float*, Dropout, int, int, cudaStream_t);                                              \
+  template void rmsnorm_forward<T>(T*, float*, const T*, const T*, int, int, float, cudaStream_t); \
+  template void dropout_residual_rmsnorm_forward<T>(T*, T*, float*, const T*, const T*, const T*,  \
+                                                    Dropout, int, int, float, cudaStream_t);       \
+  template void rmsnorm_backward<T>(T*, T*, float*, const T*, const T*, const T*, const T*,        \
+                                    const float*, int, int, cudaStream_t);
+XF_INSTANTIATE(__half)
+XF_INSTANTIATE(__nv_bfloat16)
+#undef XF_INSTANTIATE
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,243 @@
+// Attention forward/backward, both backends, on packed QKV in both layouts, against the float64
+// reference: padding mask, causal mask, score bias and (unfused) dropout with the exact mask.
+// cuDNN draws its own dropout mask, so its dropout is checked for determinism and effect only.
+//
+// Tolerances (eps = 2^-11 fp16, 2^-8 bf16; P is rounded to storage before P·V, as in HF):
+//   O           4 eps relative + 4 eps · max|ref| absolute
+//   dQ, dK, dV  8 eps relative + 8 eps · max|ref| absolute
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "kernels/attention.hpp"
+#include "kernels/reference/reference.hpp"
+#include "test_util.hpp"
+
+namespace xk = xfbench::kernels;
+using namespace xftest;
+
+namespace {
+
+template <class T>
+class Attention : public GpuTest {};
+using Types = ::testing::Types<__half, __nv_bfloat16>;
+TYPED_TEST_SUITE(Attention, Types);
+
+template <class T>
+xk::Precision precision_of() {
+  return std::is_same<T, __half>::value ? xk::Precision::fp16 : xk::Precision::bf16;
+}
+
+// Dense [B, NH, S, HD] <-> a strided view at `base` of a packed host tensor.
+std::vector<double> gather(const std::vector<double>& packed, std::int64_t base,
+                           const xk::HeadStrides& s, int B, int NH, int S, int HD) {
+  std::vector<double> out(std::size_t(B) * NH * S * HD);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int i = 0; i < S; ++i)
+        for (int d = 0; d < HD; ++d)
+          out[((std::size_t(b) * NH + h) * S + i) * HD + d] =
+              packed[base + b * s.b + h * s.h + i * s.s + d];
+  return out;
+}
+
+struct Case {
+  int B, NH, S, HD;
+  xk::QkvLayout layout;
+  bool padding, causal, bias;
+  float p;
+  std::string str() const {
+    return "B=" + std::to_string(B) + " NH=" + std::to_string(NH) + " S=" + std::to_string(S) +
+           " HD=" + std::to_string(HD) + " " + xk::to_string(layout) +
+           " pad=" + std::to_string(padding) + " causal=" + std::to_string(causal) +
+           " bias=" + std::to_string(bias) + " p=" + std::to_string(p);
+  }
+};
+
+// Inputs of one case on host and device, and the float64 reference results.
+template <class T>
+struct Problem {
+  xk::AttentionDesc desc;
+  xk::QkvLayout layout;
+  std::size_t qkv_n, o_n;
+  std::vector<double> qkv, dout, bias;
+  std::vector<int> lens;
+  Dev<T> d_qkv, d_dout, d_bias, o, dqkv;
+  xfbench::DeviceBuffer<int> d_lens;
+  xfbench::DeviceBuffer<float> d_mask;  // the same padding as an additive [B, S] mask
+  std::vector<double> r_o, r_dq, r_dk, r_dv;
+
+  explicit Problem(const Case& c)
+      : desc(xk::self_attention_desc(precision_of<T>(), c.B, c.NH, c.S, c.HD, c.layout)),
+        layout(c.layout),
+        qkv_n(std::size_t(c.B) * c.S * 3 * c.NH * c.HD),
+        o_n(std::size_t(c.B) * c.S * c.NH * c.HD),
+        qkv(random_values<T>(qkv_n, -1, 1, 1)),
+        dout(random_values<T>(o_n, -1, 1, 2)),
+        bias(random_values<T>(std::size_t(c.NH) * c.S * c.S, -1, 1, 3)),
+        d_qkv(qkv),
+        d_dout(dout),
+        d_bias(bias),
+        o(o_n),
+        dqkv(qkv_n),
+        d_lens(c.B),
+        d_mask(std::size_t(c.B) * c.S) {
+    desc.padding_mask = c.padding;
+    desc.causal = c.causal;
+    desc.bias = c.bias;
+    desc.dropout = c.p;
+    for (int b = 0; b < c.B; ++b) lens.push_back(c.padding ? std::max(8, c.S - 24 * b - 5) : c.S);
+    std::vector<float> mask(std::size_t(c.B) * c.S, 0.f);
+    for (int b = 0; b < c.B; ++b)
+      for (int j = lens[b]; j < c.S; ++j) mask[std::size_t(b) * c.S + j] = -INFINITY;
+    XF_CUDA_CHECK(cudaMemcpy(d_lens.data(), lens.data(), d_lens.bytes(), cudaMemcpyHostToDevice));
+    XF_CUDA_CHECK(cudaMemcpy(d_mask.data(), mask.data(), d_mask.bytes(), cudaMemcpyHostToDevice));
+  }
+
+  std::int64_t off(int which) const { return xk::qkv_offset(layout, which, desc.NH, desc.HD); }
+  const T* ptr(int which) const { return d_qkv.get() + off(which); }
+  T* grad(int which) const { return dqkv.get() + off(which); }
+
+  void reference(xk::Dropout drop) {
+    const auto& d = desc;
+    auto q = gather(qkv, off(0), d.q, d.B, d.NH, d.Sq, d.HD);
+    auto k = gather(qkv, off(1), d.k, d.B, d.NH, d.Sk, d.HD);
+    auto v = gather(qkv, off(2), d.v, d.B, d.NH, d.Sk, d.HD);
+    auto dO = gather(dout, 0, d.o, d.B, d.NH, d.Sq, d.HD);
+    xk::ref::AttentionRef a{d.B,
+                            d.NH,
+                            d.Sq,
+                            d.Sk,
+                            d.HD,
+                            d.softmax_scale(),
+                            d.causal,
+                            d.padding_mask ? lens.data() : nullptr,
+                            d.bias ? bias.data() : nullptr,
+                            drop};
+    r_o.resize(q.size()), r_dq.resize(q.size()), r_dk.resize(k.size()), r_dv.resize(v.size());
+    xk::ref::attention_forward(r_o.data(), q.data(), k.data(), v.data(), a);
+    xk::ref::attention_backward(r_dq.data(), r_dk.data(), r_dv.data(), dO.data(), q.data(),
+                                k.data(), v.data(), a);
+  }
+
+  void expect_matches_reference() {
+    const auto& d = desc;
+    const auto oh = o.host(), gh = dqkv.host();
+    EXPECT_TRUE(close_scaled<T>("O", gather(oh, 0, d.o, d.B, d.NH, d.Sq, d.HD), r_o, 4));
+    EXPECT_TRUE(close_scaled<T>("dQ", gather(gh, off(0), d.q, d.B, d.NH, d.Sq, d.HD), r_dq, 8));
+    EXPECT_TRUE(close_scaled<T>("dK", gather(gh, off(1), d.k, d.B, d.NH, d.Sk, d.HD), r_dk, 8));
+    EXPECT_TRUE(close_scaled<T>("dV", gather(gh, off(2), d.v, d.B, d.NH, d.Sk, d.HD), r_dv, 8));
+  }
+};
+
+template <class T>
+void check_unfused(const Case& c) {
+  SCOPED_TRACE(c.str());
+  Problem<T> pr(c);
+  xk::UnfusedAttention attn(pr.desc);
+  Dev<T> probs(attn.probs_elements()), work(attn.probs_elements());
+  const xk::Dropout drop{c.p, 5, 6};
+  attn.forward(pr.o.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2),
+               pr.d_mask.data(), pr.d_bias.get(), drop, nullptr);
+  attn.backward(pr.grad(0), pr.grad(1), pr.grad(2), work.get(), pr.d_dout.get(), probs.get(),
+                pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  pr.reference(drop);
+  pr.expect_matches_reference();
+}
+
+TYPED_TEST(Attention, UnfusedMatchesReference) {
+  for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
+    check_unfused<TypeParam>({2, 3, 64, 64, layout, true, false, false, 0.f});
+    check_unfused<TypeParam>({3, 2, 64, 32, layout, false, true, false, 0.1f});
+    check_unfused<TypeParam>({2, 2, 128, 64, layout, true, false, true, 0.2f});
+    check_unfused<TypeParam>({1, 4, 40, 16, layout, false, false, false, 0.f});
+  }
+}
+
+template <class T>
+std::unique_ptr<xk::CudnnAttention> make_cudnn(const xk::AttentionDesc& d) {
+  try {
+    return std::make_unique<xk::CudnnAttention>(d);
+  } catch (const xfbench::Unsupported& e) {
+    ADD_FAILURE() << "cuDNN SDPA unsupported on this GPU: " << e.what();
+    return nullptr;
+  }
+}
+
+template <class T>
+void check_cudnn(const Case& c) {
+  SCOPED_TRACE(c.str());
+  Problem<T> pr(c);
+  auto attn = make_cudnn<T>(pr.desc);
+  if (!attn) return;
+  xfbench::DeviceBuffer<char> ws(std::max<std::size_t>(attn->workspace_bytes(), 1));
+  xfbench::DeviceBuffer<float> stats(attn->stats_elements());
+  attn->forward(pr.o.get(), stats.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(),
+                pr.d_bias.get(), {}, ws.data(), nullptr);
+  attn->backward(pr.grad(0), pr.grad(1), pr.grad(2), pr.d_dout.get(), pr.o.get(), stats.data(),
+                 pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), pr.d_bias.get(), {}, ws.data(),
+                 nullptr);
+  pr.reference({});
+  pr.expect_matches_reference();
+}
+
+TYPED_TEST(Attention, CudnnMatchesReference) {
+  for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
+    check_cudnn<TypeParam>({2, 3, 64, 64, layout, true, false, false, 0.f});
+    check_cudnn<TypeParam>({3, 2, 128, 64, layout, false, true, false, 0.f});
+    check_cudnn<TypeParam>({2, 2, 128, 64, layout, false, false, true, 0.f});
+    check_cudnn<TypeParam>({2, 2, 64, 128, layout, true, false, false, 0.f});
+  }
+}
+
+// cuDNN dropout: same (seed, offset) gives the same output, another seed another one, and the
+// output moves off the no-dropout one by the amount dropout implies (not 0, not everything).
+TYPED_TEST(Attention, CudnnDropoutIsSeeded) {
+  using T = TypeParam;
+  const Case c{2, 4, 128, 64, xk::QkvLayout::bshd, false, false, false, 0.1f};
+  Problem<T> pr(c);
+  auto attn = make_cudnn<T>(pr.desc);
+  if (!attn) return;
+  xk::AttentionDesc d0 = pr.desc;
+  d0.dropout = 0.f;
+  auto plain = make_cudnn<T>(d0);
+  xfbench::DeviceBuffer<char> ws(
+      std::max<std::size_t>(std::max(attn->workspace_bytes(), plain->workspace_bytes()), 1));
+  xfbench::DeviceBuffer<float> stats(attn->stats_elements());
+  auto run = [&](xk::CudnnAttention& a, xk::Dropout drop) {
+    a.forward(pr.o.get(), stats.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, nullptr, drop,
+              ws.data(), nullptr);
+    return pr.o.host();
+  };
+  const auto a1 = run(*attn, {0.1f, 7, 0}), a2 = run(*attn, {0.1f, 7, 0}),
+             b = run(*attn, {0.1f, 8, 0}), ref = run(*plain, {});
+  EXPECT_EQ(a1, a2);
+  EXPECT_NE(a1, b);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    num += (a1[i] - ref[i]) * (a1[i] - ref[i]), den += ref[i] * ref[i];
+  const double rel = std::sqrt(num / den);
+  EXPECT_GT(rel, 0.01);
+  EXPECT_LT(rel, 1.0);
+}
+
+TEST(AttentionDesc, LayoutsAndFlops) {
+  auto d = xk::self_attention_desc(xk::Precision::fp16, 4, 16, 512, 64, xk::QkvLayout::bshd);
+  EXPECT_EQ(d.q.s, 3 * 1024);
+  EXPECT_EQ(d.q.h, 64);
+  EXPECT_EQ(d.q.b, 512 * 3 * 1024);
+  EXPECT_EQ(d.o.s, 1024);
+  EXPECT_EQ(xk::qkv_offset(xk::QkvLayout::bshd, 2, 16, 64), 2048);
+  auto m = xk::self_attention_desc(xk::Precision::fp16, 4, 16, 512, 64, xk::QkvLayout::sbhd);
+  EXPECT_EQ(m.q.h, 3 * 64);
+  EXPECT_EQ(m.q.b, 16 * 3 * 64);
+  EXPECT_EQ(m.q.s, 4 * 3 * 1024);
+  EXPECT_EQ(m.o.b, 1024);
+  EXPECT_EQ(xk::qkv_offset(xk::QkvLayout::sbhd, 1, 16, 64), 64);
+  EXPECT_FLOAT_EQ(m.softmax_scale(), 0.125f);
+  // The seeds' 4·b·s²·h for the two attention products (h = NH·HD).
+  EXPECT_DOUBLE_EQ(xk::attention_core_flops(d), 4.0 * 4 * 512.0 * 512 * 1024);
+}
+
+}  // namespace
