@@ -72,7 +72,10 @@ void run_case(benchmark::State& state, CaseState& c) {
     c.body(state);
     if (!state.error_occurred()) {
       c.validated = true;
-      if (c.needs == Needs::gpu) state.counters["mem_GB"] = device_memory_peak() / 1e9;
+      // A case whose memory is not in DeviceBuffers (a layer's own allocations) sets mem_GB itself.
+      if (c.needs == Needs::gpu && !state.counters.count("mem_GB")) {
+        state.counters["mem_GB"] = device_memory_peak() / 1e9;
+      }
     }
   } catch (const ValidationError& e) {
     fail(state, "validation failed: " + e.message());

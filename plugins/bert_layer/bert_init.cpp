@@ -1,0 +1,31 @@
+#include "bert_init.hpp"
+
+#include <cmath>
+
+#include "xfbench/xfbench.hpp"
+
+namespace xfbench::bert {
+
+void init_layer(kernels::BertLayer& layer, std::uint64_t seed, cudaStream_t stream) {
+  const kernels::BertConfig& c = layer.config();
+  const Dtype t = c.precision == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
+  auto fill = [&](const std::string& name, double lo, double hi) {
+    if (void* p = layer.tensor(name))
+      fill_uniform(p, layer.elements(name), t, seed++, lo, hi, stream);
+  };
+  for (const std::string& p : layer.parameters()) {
+    if (p.rfind("ln", 0) == 0) {
+      p.back() == 'w' ? fill(p, 0.9, 1.1) : fill(p, -0.1, 0.1);
+    } else if (p[0] == 'b') {
+      fill(p, -0.1, 0.1);
+    } else {
+      const double fan_in = p == "wout" ? c.intermediate : c.hidden;
+      const double bound = 1.0 / std::sqrt(fan_in);
+      fill(p, -bound, bound);
+    }
+  }
+  fill("x", -1.0, 1.0);
+  fill("dout", -1.0, 1.0);
+}
+
+}  // namespace xfbench::bert

@@ -1,0 +1,126 @@
+// BertLayer: FLOP formulas and configuration checks (CPU); the GPU layer and its parts against the
+// float64 reference, forward and every gradient, both backends and dtypes (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "bert_init.hpp"
+#include "bert_validate.hpp"
+#include "kernels/bert_layer.hpp"
+#include "xfbench/xfbench.hpp"
+
+using namespace xfbench;
+using kernels::AttentionBackend;
+using kernels::BertConfig;
+using kernels::BertPart;
+
+TEST(BertFlops, SeedsFormula) {
+  BertConfig c;  // bert-large
+  c.batch = 64, c.seq = 512;
+  const double b = 64, s = 512, h = 1024;
+  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::layer),
+                   24 * b * s * h * h + 4 * b * s * s * h);
+  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::ffn), 16 * b * s * h * h);
+  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::dense), 8 * b * s * h * h);
+  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::attention),
+                   8 * b * s * h * h + 4 * b * s * s * h);
+}
+
+TEST(BertConfigCheck, RejectsWhatCannotBeBuilt) {
+  BertConfig c;
+  c.heads = 15;  // 1024 % 15 != 0
+  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
+  c = BertConfig{};
+  c.hidden = 1040, c.heads = 16;  // head dim 65
+  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
+  c = BertConfig{};
+  c.hidden = 4096, c.heads = 16, c.intermediate = 8192;  // head dim 256: not for cuDNN SDPA
+  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+  c.backend = AttentionBackend::unfused;
+  EXPECT_NO_THROW(kernels::check_bert_config(c));
+  c = BertConfig{};
+  c.precision = kernels::Precision::fp32;
+  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
+}
+
+class BertGpu
+    : public ::testing::TestWithParam<std::tuple<BertPart, AttentionBackend, kernels::Precision>> {
+ protected:
+  void SetUp() override {
+    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+    select_device(0);
+  }
+};
+
+// BERT-base-sized dims keep the float64 reference quick; the plugin validates bert-large itself.
+TEST_P(BertGpu, MatchesFloat64Reference) {
+  auto [part, backend, precision] = GetParam();
+  BertConfig c;
+  c.hidden = 256, c.heads = 4, c.intermediate = 1024;
+  c.precision = precision, c.backend = backend;
+  const bool backward =
+      part == BertPart::layer || part == BertPart::ffn || part == BertPart::attention;
+  std::string worst;
+  ASSERT_NO_THROW(worst = bert::validate_bert(c, part, backward));
+  std::printf("  worst: %s\n", worst.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Parts, BertGpu,
+    ::testing::Combine(::testing::Values(BertPart::layer, BertPart::attention, BertPart::ffn,
+                                         BertPart::dense, BertPart::dense_gelu),
+                       ::testing::Values(AttentionBackend::unfused, AttentionBackend::fused),
+                       ::testing::Values(kernels::Precision::fp16, kernels::Precision::bf16)));
+
+// A wrong layer must fail validation: corrupt one weight after init and compare again.
+TEST(BertGpuNegative, CorruptedWeightFailsValidation) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  BertConfig c;
+  c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 32, c.dropout = 0.f;
+  Stream s;
+  kernels::BertLayer a(c), b(c);
+  bert::init_layer(a, 7, s);
+  bert::init_layer(b, 7, s);
+  // Same seed, same output; then one changed weight changes it.
+  a.forward(s);
+  b.forward(s);
+  std::vector<std::uint16_t> oa(a.elements("out")), ob(b.elements("out"));
+  auto fetch = [&](kernels::BertLayer& l, std::vector<std::uint16_t>& v) {
+    ASSERT_EQ(cudaMemcpy(v.data(), l.tensor("out"), v.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+  };
+  fetch(a, oa);
+  fetch(b, ob);
+  EXPECT_EQ(oa, ob);
+  ASSERT_EQ(cudaMemset(b.tensor("wi"), 0x3c, 64), cudaSuccess);  // a few weights become 1.0
+  b.forward(s);
+  fetch(b, ob);
+  EXPECT_NE(oa, ob);
+}
+
+// Dropout is active in the timed cases: the same step gives the same output, a new step another.
+TEST(BertGpuDropout, MasksDependOnTheStepOnly) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  for (AttentionBackend be : {AttentionBackend::unfused, AttentionBackend::fused}) {
+    BertConfig c;
+    c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 64, c.dropout = 0.1f;
+    c.backend = be;
+    Stream s;
+    kernels::BertLayer l(c);
+    bert::init_layer(l, 3, s);
+    std::vector<std::uint16_t> first(l.elements("out")), again(first.size()), other(first.size());
+    auto run = [&](std::uint64_t step, std::vector<std::uint16_t>& v) {
+      l.forward(s, step);
+      l.backward(s, step);
+      ASSERT_EQ(cudaMemcpy(v.data(), l.tensor("out"), v.size() * 2, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+    };
+    run(1, first);
+    run(1, again);
+    run(2, other);
+    EXPECT_EQ(first, again) << kernels::to_string(be);
+    EXPECT_NE(first, other) << kernels::to_string(be);
+  }
+}
