@@ -128,22 +128,40 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
   const int V = a.C / kVec;
   const float inv_c = 1.f / a.C;
 
-  float w[VPT][kVec], dw[VPT][kVec], db[VPT][kVec], dxb[VPT][kVec];
+  float dw[VPT][kVec], db[VPT][kVec], dxb[VPT][kVec];
 #pragma unroll
-  for (int k = 0; k < VPT; ++k) {
-    const int vi = t + k * WPR * 32;
+  for (int k = 0; k < VPT; ++k)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) w[k][j] = dw[k][j] = db[k][j] = dxb[k][j] = 0.f;
-    if (vi < V) detail::load8(w[k], a.weight + vi * kVec);
-  }
+    for (int j = 0; j < kVec; ++j) dw[k][j] = db[k][j] = dxb[k][j] = 0.f;
+
+  // dout and z of the group's next row are loaded (packed) while the current row is reduced, so
+  // each row's memory latency overlaps the previous row's work.
+  const int row_step = gridDim.x * kGroups;
+  int4 next_dy[VPT], next_z[VPT];
+  auto prefetch = [&](int row) {
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const int vi = t + k * WPR * 32;
+      if (row < a.N && vi < V) {
+        const size_t off = static_cast<size_t>(row) * a.C + static_cast<size_t>(vi) * kVec;
+        next_dy[k] = detail::load_raw(a.dout + off);
+        next_z[k] = detail::load_raw(a.z + off);
+      }
+    }
+  };
+  prefetch(blockIdx.x * kGroups + group);
 
   // `base` is uniform over the block so every group reaches the same synchronisations.
-  for (int base = blockIdx.x * kGroups; base < a.N; base += gridDim.x * kGroups) {
+  for (int base = blockIdx.x * kGroups; base < a.N; base += row_step) {
     const int row = base + group;
     const bool row_ok = row < a.N;
     const size_t row_off = static_cast<size_t>(row) * a.C;
     const float mean = (!RMS && row_ok) ? a.mean[row] : 0.f;
     const float rstd = row_ok ? a.rstd[row] : 0.f;
+    int4 cur_dy[VPT], cur_z[VPT];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) cur_dy[k] = next_dy[k], cur_z[k] = next_z[k];
+    prefetch(row + row_step);
     float g[VPT][kVec], xh[VPT][kVec];
     float2 s = {0.f, 0.f};
 #pragma unroll
@@ -153,9 +171,10 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
       for (int j = 0; j < kVec; ++j) g[k][j] = xh[k][j] = 0.f;
       if (!row_ok || vi >= V) continue;
       const size_t off = row_off + static_cast<size_t>(vi) * kVec;
-      float dy[kVec];
-      detail::load8(dy, a.dout + off);
-      detail::load8(xh[k], a.z + off);
+      float dy[kVec], w[kVec];
+      detail::unpack8<T>(dy, cur_dy[k]);
+      detail::unpack8<T>(xh[k], cur_z[k]);
+      detail::load8(w, a.weight + vi * kVec);  // L1-resident
       if (a.dout2) {
         float d2[kVec];
         detail::load8(d2, a.dout2 + off);
@@ -165,7 +184,7 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         xh[k][j] = (xh[k][j] - mean) * rstd;
-        g[k][j] = dy[j] * w[k][j];
+        g[k][j] = dy[j] * w[j];
         dw[k][j] += dy[j] * xh[k][j];
         db[k][j] += dy[j];
         s.x += g[k][j];

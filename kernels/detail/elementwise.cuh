@@ -84,17 +84,34 @@ __global__ __launch_bounds__(kEwThreads) void for_each_vector_colsum_kernel(Op o
 }
 
 // Runs op over every vector and writes the column sums of its values to colsum (T, [C]).
+// The scratch holds kMaxPartialArrays · partial_blocks() partials of C; one array may use all of
+// it, so these kernels run up to three times as many blocks (as many as fit on the GPU at once):
+// more loads in flight than the two blocks per SM of the norm backward.
+template <int VPT, class Op>
+int colsum_blocks() {
+  int per_sm = 0;
+  XF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, for_each_vector_colsum_kernel<VPT, Op>, kEwThreads, 0));
+  const int two_per_sm = partial_blocks();
+  return std::max(1, std::min(kMaxPartialArrays * two_per_sm, per_sm * two_per_sm / 2));
+}
+
+// Runs op over every vector and writes the column sums of its values to colsum (T, [C]).
 template <class T, class Op>
 void for_each_vector_colsum(const Op& op, T* colsum, float* scratch, int N, int C,
                             cudaStream_t stream) {
-  const int G = partial_blocks();
   const int V = C / kVec;
-  if (V <= kEwThreads)
+  int G = 0;
+  if (V <= kEwThreads) {
+    G = colsum_blocks<1, Op>();
     for_each_vector_colsum_kernel<1><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
-  else if (V <= 2 * kEwThreads)
+  } else if (V <= 2 * kEwThreads) {
+    G = colsum_blocks<2, Op>();
     for_each_vector_colsum_kernel<2><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
-  else
+  } else {
+    G = colsum_blocks<4, Op>();
     for_each_vector_colsum_kernel<4><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
+  }
   XF_CUDA_CHECK_LAUNCH();
   PartialOutputs<T> outs;
   outs.out[0] = colsum;

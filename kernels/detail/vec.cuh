@@ -40,6 +40,22 @@ __device__ __forceinline__ void load8(float (&f)[kVec], const T* p) {
   for (int j = 0; j < kVec; ++j) f[j] = to_float(u.v[j]);
 }
 
+// Raw 16-byte loads kept packed in registers (prefetching the next row), unpacked when used.
+template <class T>
+__device__ __forceinline__ int4 load_raw(const T* p) {
+  return *reinterpret_cast<const int4*>(p);
+}
+template <class T>
+__device__ __forceinline__ void unpack8(float (&f)[kVec], int4 raw) {
+  union {
+    int4 raw;
+    T v[kVec];
+  } u;
+  u.raw = raw;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) f[j] = to_float(u.v[j]);
+}
+
 template <class T>
 __device__ __forceinline__ void store8(T* p, const float (&f)[kVec]) {
   union {
