@@ -614,6 +614,21 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   for (int i = first + 1; i < n; ++i) {
     if (r.seconds[std::size_t(i)] < 0.99 * r.seconds[std::size_t(r.best)]) r.best = i;
   }
+  // Short bursts can favour a kernel that loses once clocks settle under the power limit: the
+  // winner meets cuBLASLt's first choice again over ~10 ms runs, three times each, alternating.
+  if (r.best != first) {
+    const int long_reps = int(std::clamp(5.0 * reps, 1.0, 500.0));
+    double t_first = std::numeric_limits<double>::infinity(), t_best = t_first;
+    for (int round = 0; round < 6; ++round) {
+      const int i = round % 2 ? first : r.best;
+      XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+      for (int j = 0; j < long_reps; ++j) impl_->enqueue(stream, ops, i);
+      XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+      double& t = round % 2 ? t_first : t_best;
+      t = std::min(t, ev.seconds() / long_reps);
+    }
+    if (!(t_best < 0.995 * t_first)) r.best = first;
+  }
   impl_->sel = r.best;
   impl_->tuned = true;
   return r;

@@ -102,7 +102,7 @@ struct GemmOperands {
 
 struct GemmOptions {
   std::size_t workspace_bytes = std::size_t(64) << 20;  // Hopper's fastest kernels want a big one
-  int heuristics = 8;                                   // candidates asked of cuBLASLt (top-K)
+  int heuristics = 16;                                  // candidates asked of cuBLASLt (top-K)
   bool private_workspace = false;
 };
 
@@ -118,7 +118,8 @@ struct GemmAlgoInfo {
 
 struct GemmTuneResult {
   std::vector<double> seconds;  // per candidate, best of three rounds (inf: failed to run)
-  int best = 0;                 // the fastest; an earlier candidate wins ties within 1%
+  int best = 0;  // the fastest; an earlier candidate wins ties within 1%, and a winner other
+                 // than cuBLASLt's first choice must also beat it over longer runs
 };
 
 class Gemm {

@@ -183,15 +183,17 @@ std::vector<CaseSpec> select_cases(const Selection& sel) {
 }
 
 // The error left once inputs are what they are (the reference reads the same stored values):
-//  - output rounding: fp16 2^-11, bf16 2^-8 relative, uniform, so rel-L2 ≈ 0.3 and 0.2 of these
-//    (≈1.6e-4, ≈1.6e-3); fp32 output ≈ 3e-8;
-//  - tf32 rounds each input to a 10-bit mantissa inside the tensor core: ≈ 4e-4 for a product
-//    of random-sign terms;
+//  - output rounding, relative, uniform within half an ulp: rel-L2 ≈ 1.6e-4 for fp16 (2^-11),
+//    ≈ 1.6e-3 for bf16 (2^-8, also fp8's output), ≈ 3e-8 for fp32;
+//  - tf32 rounds (or truncates) each input to a 10-bit mantissa inside the tensor core:
+//    ≈ 3e-4 (≈ 6e-4 truncating) for a sum of random-sign products;
 //  - fp32 accumulation: ≈ 2^-24·sqrt(k) at worst for a plain running sum (tiling does better);
 //  - fp8 on Hopper accumulates in the tensor core with fewer mantissa bits before each fp32
 //    promotion: ≈ 1e-4·sqrt(k) at worst.
-// Each tolerance is several times the expected error, so a wrong algorithm (a transposed operand
-// or a missing term gives rel-L2 ≈ 1) fails by orders of magnitude, while rounding never does.
+// Tolerances (rel-L2, growth = sqrt(k/1024)): fp32 1e-6 + 4e-6·growth, tf32 2e-3, fp16 1e-3,
+// bf16 1e-2 (+ 4e-6·growth each), fp8 1e-2 + 3e-3·growth: 3-10x the expected error, so rounding
+// never fails while a wrong product (a transposed operand or a lost term: rel-L2 ≈ 1) fails by
+// orders of magnitude, and a bf16-rounded result fails the fp16 tolerance (tests/matmul).
 Tolerance tolerance_for(Dtype dtype, std::int64_t k) {
   const double growth = std::sqrt(double(std::max<std::int64_t>(k, 1)) / 1024.0);
   Tolerance t;

@@ -19,14 +19,14 @@ namespace k = xfbench::kernels;
 
 struct Settings {
   bool search = true;
-  int topk = 8;
+  int topk = 16;
   std::size_t workspace = std::size_t(64) << 20;
   bool fp8_fast_accum = false;
   int cooldown_ms = 150;
 };
 
-// Products of at least this many FLOPs (about 0.15 ms on an H100) pause before timing.
-constexpr double kCooldownFlops = 1e11;
+// Products of at least this many FLOPs (about 15 us on an H100) pause before timing.
+constexpr double kCooldownFlops = 1e10;
 
 k::Precision precision_of(Dtype d) {
   switch (d) {
@@ -228,7 +228,7 @@ void register_cases() {
   s.search = flag_bool("matmul_search", true,
                        "time the top-K cuBLASLt heuristic algorithms and use the fastest "
                        "(false: the first heuristic, like a plain cuBLAS call)");
-  long topk = flag_int("matmul_topk", 8, "candidates timed by the algorithm search (1..64)");
+  long topk = flag_int("matmul_topk", 16, "candidates timed by the algorithm search (1..64)");
   if (topk < 1 || topk > 64) XF_THROW(InvalidArgument, "--xfbench_matmul_topk must be 1..64");
   s.topk = int(topk);
   long ws = flag_int("matmul_workspace_mib", 64, "cuBLASLt workspace in MiB (0..4096)");
@@ -238,7 +238,7 @@ void register_cases() {
   s.fp8_fast_accum = flag_bool("matmul_fp8_fast_accum", false,
                                "fp8: accumulate without periodic fp32 promotion (faster)");
   long cool = flag_int("matmul_cooldown_ms", 150,
-                       "idle pause before timing each case of >= 1e11 FLOPs (0..10000 ms)");
+                       "idle pause before timing each case of >= 1e10 FLOPs (0..10000 ms)");
   if (cool < 0 || cool > 10000)
     XF_THROW(InvalidArgument, "--xfbench_matmul_cooldown_ms must be 0..10000");
   s.cooldown_ms = int(cool);
