@@ -145,7 +145,8 @@ def counters(spec, seconds, mem_bytes=None):
     elif spec.family == "Vector":
         c["GB/s"] = vector_bytes(k["op"], k["n"], k["dtype"]) / t / 1e9
     elif spec.family == "Memcpy":
-        c["GB/s"] = k["bytes"] / t / 1e9  # bytes moved once, as cudaMemcpy bandwidth is quoted
+        # h2d/d2h cross PCIe once; d2d reads and writes device memory (2x), as xfbench counts it
+        c["GB/s"] = (2 if k["direction"] == "d2d" else 1) * k["bytes"] / t / 1e9
     elif spec.family == "TrainStep":
         per = train_flops_per_sample(k["model"], k["seq"], ckpt="ckpt" in k["variant"])
         c["TFLOPS"] = per * k["batch"] / t / 1e12

@@ -1,0 +1,41 @@
+// The transfer plugin's case families; each registers its cases from the plugin's flags.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "transfer_math.hpp"
+
+namespace xfbench::transfer {
+
+struct P2POptions {
+  bool pull = false;      // --xfbench_p2p_copy_by=dst: the destination GPU issues the copy
+  int ce_streams = 1;     // --xfbench_p2p_ce_streams: a copy-engine copy split over N streams
+  int blocks_per_sm = 0;  // --xfbench_p2p_blocks_per_sm: SM copy grid (0: kernel default)
+};
+
+void register_memcpy_cases(const std::vector<std::size_t>& sizes);
+void register_p2p_cases(const std::vector<int>& gpus, const std::vector<std::size_t>& sizes,
+                        const P2POptions& options);
+void register_topology_case(const std::vector<int>& gpus);
+void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collective>& ops,
+                         const std::vector<Dtype>& dtypes, const std::vector<std::size_t>& sizes);
+
+// Restores the current CUDA device when it goes out of scope (multi-GPU cases switch devices).
+class DeviceGuard {
+ public:
+  DeviceGuard() { cudaGetDevice(&device_); }
+  ~DeviceGuard() { cudaSetDevice(device_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
+// Throws Unsupported unless `bytes` more fit in 90% of the current device's free memory.
+void require_free_memory(std::size_t bytes);
+
+}  // namespace xfbench::transfer
