@@ -111,6 +111,8 @@ struct BertLayer::Impl {
   Impl(const BertConfig& config, BertPart p) : c(config), part(p), elem(2) {}
   ~Impl() {
     for (auto& kv : tensors) cudaFree(kv.second.first);
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    if (side) cudaStreamDestroy(side);
   }
 
   void* alloc(const std::string& name, std::size_t n, std::size_t elem_bytes) {
@@ -144,11 +146,39 @@ struct BertLayer::Impl {
     g->run(s, o);
   }
 
-  Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e) {
+  // `side`: the plan runs on the side stream (weight gradients), so it gets its own workspace.
+  Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e, bool side = false) {
     GemmDesc d;
     d.precision = c.precision;
     d.m = m, d.n = n, d.k = k, d.trans_a = ta, d.trans_b = tb, d.epilogue = e;
-    return &gemm_plan(d);
+    GemmOptions o;
+    o.private_workspace = side;
+    return &gemm_plan(d, o);
+  }
+
+  // The backward computes weight gradients on a side stream, overlapping the data-gradient chain
+  // (GEMMs and memory-bound kernels) on the caller's stream; fork() hands the side stream what the
+  // main stream has done so far, join() makes the main stream wait for the side's work.
+  cudaStream_t side = nullptr;
+  std::vector<cudaEvent_t> events;
+  std::size_t next_event = 0;
+  cudaEvent_t event() {
+    if (next_event == events.size()) {
+      cudaEvent_t e;
+      XF_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      events.push_back(e);
+    }
+    return events[next_event++];
+  }
+  void fork(cudaStream_t main) {
+    cudaEvent_t e = event();
+    XF_CUDA_CHECK(cudaEventRecord(e, main));
+    XF_CUDA_CHECK(cudaStreamWaitEvent(side, e, 0));
+  }
+  void join(cudaStream_t main) {
+    cudaEvent_t e = event();
+    XF_CUDA_CHECK(cudaEventRecord(e, side));
+    XF_CUDA_CHECK(cudaStreamWaitEvent(main, e, 0));
   }
 };
 
@@ -190,9 +220,9 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
     if (train) {
       m.alloc("dqkv", T * 3 * H, m.elem), m.alloc("dctx", T * H, m.elem),
           m.alloc("dproj", T * H, m.elem);
-      m.d_qkv_w = m.plan(3 * H, H, T, true, false, Epilogue::bgrad_a);
+      m.d_qkv_w = m.plan(3 * H, H, T, true, false, Epilogue::bgrad_a, true);
       m.d_qkv_x = m.plan(T, H, 3 * H, false, false, Epilogue::none);
-      m.d_proj_w = m.plan(H, H, T, true, false, Epilogue::none);
+      m.d_proj_w = m.plan(H, H, T, true, false, Epilogue::none, true);
       m.d_proj_x = m.plan(T, H, H, false, false, Epilogue::none);
     }
   }
@@ -208,13 +238,14 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
       m.alloc("mean2", T, 4), m.alloc("rstd2", T, 4);
       m.down = m.plan(T, H, I, false, true, Epilogue::none);
       m.alloc("dh1", T * H, m.elem), m.alloc("do2", T * H, m.elem), m.alloc("dact", T * I, m.elem);
-      m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none);
+      m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
       m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
-      m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none);
+      m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
       m.d_up_x = m.plan(T, H, I, false, false, Epilogue::none);
     }
   }
   if (train) m.alloc("out", T * H, m.elem), m.alloc("dout", T * H, m.elem);
+  if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1);
 }
 
@@ -361,11 +392,13 @@ void ffn_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, const 
       static_cast<T*>(din), m.at<T>("do2"), m.at<T>("dbout"), m.at<T>("dln2_w"), m.at<T>("dln2_b"),
       scratch, m.at<T>("dout"), nullptr, nullptr, m.at<T>("z2"), m.at<T>("ln2_w"),
       m.at<float>("mean2"), m.at<float>("rstd2"), site(c, step, kFfnOut), N, H, s);
-  m.run(m.d_down_w, s, ops(m.t("do2"), m.t("act"), m.t("dwout")));
+  m.fork(s);
+  m.run(m.d_down_w, m.side, ops(m.t("do2"), m.t("act"), m.t("dwout")));
   m.run(m.d_down_x, s, ops(m.t("do2"), m.t("wout"), m.t("dact")));
   bias_gelu_backward<T>(m.at<T>("dact"), m.at<T>("dbi"), scratch, m.at<T>("dact"), m.at<T>("pre"),
                         m.at<T>("bi"), N, I, c.gelu, s);
-  m.run(m.d_up_w, s, ops(m.t("dact"), in, m.t("dwi")));
+  m.fork(s);
+  m.run(m.d_up_w, m.side, ops(m.t("dact"), in, m.t("dwi")));
   m.run(m.d_up_x, s, ops(m.t("dact"), m.t("wi"), din, nullptr, 1.f));  // din += dpre·Wi
 }
 
@@ -379,7 +412,8 @@ void attention_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, 
       m.at<float>("scratch"), static_cast<const T*>(dh1), nullptr, nullptr, m.at<T>("z1"),
       m.at<T>("ln1_w"), m.at<float>("mean1"), m.at<float>("rstd1"), site(c, step, kAttentionOut), N,
       H, s);
-  m.run(m.d_proj_w, s, ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
+  m.fork(s);
+  m.run(m.d_proj_w, m.side, ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
   m.run(m.d_proj_x, s, ops(m.t("dproj"), m.t("wo"), m.t("dctx")));
   void* qkv = m.t("qkv");
   void* dqkv = m.t("dqkv");
@@ -398,12 +432,14 @@ void attention_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, 
   }
   GemmOperands w = ops(m.t("dqkv"), m.t("x"), m.t("dwqkv"));
   w.bias_grad = m.t("dbqkv");
-  m.run(m.d_qkv_w, s, w);
+  m.fork(s);
+  m.run(m.d_qkv_w, m.side, w);
   m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), m.t("dx"), nullptr, 1.f));  // dx += dqkv·Wqkv
 }
 
 template <class T>
 void backward_impl(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step) {
+  m.next_event = 0;
   switch (m.part) {
     case BertPart::layer:
       ffn_backward<T>(m, s, step, m.t("h1"), m.t("dh1"));
@@ -419,6 +455,7 @@ void backward_impl(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step) {
       XF_THROW(InvalidArgument,
                std::string("BertLayer part ") + to_string(m.part) + " has no backward");
   }
+  m.join(s);  // the caller's stream sees every gradient
 }
 
 }  // namespace
