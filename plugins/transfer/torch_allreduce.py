@@ -54,7 +54,11 @@ def time_calls(torch, fn, iters, reps, warmup=5):
     return out
 
 
-def allreduce_worker(rank, world, port, sizes, iters, reps, queue):
+def iterations_for(nbytes):
+    return max(5, min(200, int(2e9 / max(nbytes, 1))))
+
+
+def allreduce_worker(rank, world, port, sizes, reps, queue):
     import torch
     import torch.distributed as dist
     torch.cuda.set_device(rank)
@@ -63,7 +67,7 @@ def allreduce_worker(rank, world, port, sizes, iters, reps, queue):
     results = []
     for nbytes in sizes:
         x = torch.zeros(nbytes // 4, dtype=torch.float32, device="cuda")  # sums stay finite
-        samples = time_calls(torch, lambda: dist.all_reduce(x), iters(nbytes), reps)
+        samples = time_calls(torch, lambda: dist.all_reduce(x), iterations_for(nbytes), reps)
         dist.barrier()
         y = torch.full((1024,), float(rank + 1), device="cuda")  # a check that NCCL sums right
         dist.all_reduce(y)
@@ -86,8 +90,7 @@ def run_allreduce(torch, world, sizes, reps):
     import torch.multiprocessing as mp
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
-    iters = lambda nbytes: max(5, min(200, int(2e9 / max(nbytes, 1))))
-    mp.spawn(allreduce_worker, args=(world, free_port(), sizes, iters, reps, queue), nprocs=world,
+    mp.spawn(allreduce_worker, args=(world, free_port(), sizes, reps, queue), nprocs=world,
              join=True)
     entries = []
     factor = 2 * (world - 1) / world
