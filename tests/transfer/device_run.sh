@@ -76,7 +76,7 @@ json.dump(runs, open(f"{out}/p2p_sweep.json", "w"), indent=1)
 PY
     rm -rf "$out/sweep"
     xf transfer_allreduce --benchmark_repetitions=5 \
-      --benchmark_filter='^NCCL/allreduce/fp32/gpus:2/bytes:(1073741824|4294967296)/'
+      --benchmark_filter='^NCCL/allreduce/fp32/gpus:2/bytes:(1048576|67108864|1073741824|4294967296)/'
     PYTHONUNBUFFERED=1 timeout 150 python3 plugins/transfer/torch_allreduce.py --p2p \
       --out "$out/torch_nccl.json" --sizes 1MiB,64MiB,1GiB,4GiB 2>&1 | tee -a "$log" | tail -8
     xf transfer_p2p --benchmark_filter='^P2P/'
