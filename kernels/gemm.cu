@@ -16,13 +16,7 @@
 #include <mutex>
 #include <tuple>
 
-// xfbench::kernels links cuBLASLt only, whose status names are cublasLt*; check_libs.hpp asks
-// libcublas for them. Redirect here until the SDK header uses the cublasLt names itself.
-#define cublasGetStatusName cublasLtGetStatusName
-#define cublasGetStatusString cublasLtGetStatusString
 #include "xfbench/check_libs.hpp"
-#undef cublasGetStatusName
-#undef cublasGetStatusString
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "nccl_comm.hpp"
+#include "topology.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -93,6 +94,14 @@ void register_cases() {
                        o);
   }
   register_nccl_cases(gpus, ops, dtypes, nccl_sizes);
+  // Topology in the JSON context (peer access, NVLinks, PCIe links), read when a GPU is usable.
+  add_context_provider([] {
+    int n = 0;
+    XF_CUDA_CHECK(cudaGetDeviceCount(&n));
+    ContextEntries entries = topology_context(n);
+    entries.emplace_back("mpi", mpi_build_status());
+    return entries;
+  });
 }
 
 }  // namespace

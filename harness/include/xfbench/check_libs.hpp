@@ -10,8 +10,9 @@
 namespace xfbench::detail {
 inline void check_cublas(cublasStatus_t st, const char* expr, const char* file, int line) {
   if (st != CUBLAS_STATUS_SUCCESS) {
-    throw LibraryError(std::string(expr) + ": cuBLAS " + cublasGetStatusName(st) + " (" +
-                           cublasGetStatusString(st) + ")",
+    // cublasLt's names: plugins that use cuBLASLt need not link libcublas as well.
+    throw LibraryError(std::string(expr) + ": cuBLAS " + cublasLtGetStatusName(st) + " (" +
+                           cublasLtGetStatusString(st) + ")",
                        file, line);
   }
 }
