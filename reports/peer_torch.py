@@ -94,7 +94,7 @@ def vector_bytes(op, n, dtype):
     return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
 
 
-def default_specs(families):
+def default_specs(families, layer_shapes=None):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -114,7 +114,7 @@ def default_specs(families):
         if fam not in families:
             continue
         for backend in FAMILY_BACKENDS[fam]:
-            for s, b in LAYER_SHAPES:
+            for s, b in layer_shapes or LAYER_SHAPES:
                 for passes in ("fwd", "fwdbwd"):
                     out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}",
                                     backend=backend, passes=passes, seq=s, batch=b, part=None))
@@ -502,6 +502,8 @@ def parse_args(argv=None):
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
+    p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
+                   "(default 128x128,512x64)")
     args = p.parse_args(argv)
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
@@ -514,12 +516,21 @@ def parse_args(argv=None):
     except re.error as e:
         p.error(f"bad --filter regex: {e}")
     args.family_list = fams
+    shapes = []
+    for item in (args.layer_shapes or "").split(","):
+        if not item.strip():
+            continue
+        m = re.fullmatch(r"\s*(\d+)x(\d+)\s*", item)
+        if not m:
+            p.error(f"bad --layer-shapes item '{item}': expected SEQxBATCH, e.g. 128x64")
+        shapes.append((int(m.group(1)), int(m.group(2))))
+    args.layer_shapes = shapes or None
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    specs = select(default_specs(args.family_list), args.filter)
+    specs = select(default_specs(args.family_list, args.layer_shapes), args.filter)
     if args.list:
         for s in specs:
             print(s.gb_name)

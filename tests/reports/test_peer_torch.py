@@ -116,6 +116,16 @@ def test_cli_help_and_list():
     assert r.returncode == 2 and "unknown families Nope" in r.stderr
 
 
+def test_layer_shapes_option():
+    r = run_cli(SCRIPT, "--list", "--families", "BertLayer", "--filter", "torch-eager/fp16/fwd/",
+                "--layer-shapes", "128x2,512x8")
+    assert r.returncode == 0
+    assert r.stdout.split() == ["BertLayer/torch-eager/fp16/fwd/seq:128/batch:2/manual_time",
+                                "BertLayer/torch-eager/fp16/fwd/seq:512/batch:8/manual_time"]
+    r = run_cli(SCRIPT, "--list", "--layer-shapes", "128")
+    assert r.returncode == 2 and "expected SEQxBATCH" in r.stderr
+
+
 def test_without_torch_exits_2_with_one_line(tmp_path):
     # sys.modules['torch'] = None makes `import torch` fail even where torch is installed
     code = ("import runpy, sys; sys.modules['torch'] = None; "
