@@ -76,7 +76,7 @@ def layer_flops(b, s, h=H, kind="layer", passes="fwd"):
     dense (h -> 4h) 8bsh^2; decoder counts attention twice (self + cross); fwd+bwd = 3x fwd."""
     att = 8 * b * s * h * h + 4 * b * s * s * h
     ffn = 16 * b * s * h * h
-    f = {"layer": att + ffn, "decoder": 2 * att + ffn, "ffn": ffn, "attention": att,
+    f = {"layer": att + ffn, "decoder": 2 * att + ffn, "ffn": ffn, "attention": att, "attention_fused": att,
          "dense": 8 * b * s * h * h, "dense_gelu": 8 * b * s * h * h}[kind]
     return 3 * f if passes == "fwdbwd" else f
 
@@ -119,9 +119,12 @@ def default_specs(families, layer_shapes=None):
                     out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}",
                                     backend=backend, passes=passes, seq=s, batch=b, part=None))
         if fam == "BertLayer":
-            for part in ("dense", "dense_gelu", "ffn", "attention"):
+            # HF BertAttention in eager mode is xfbench's unfused `attention` part; in sdpa mode it
+            # is the fused one (`attention_fused`).
+            for part in ("dense", "dense_gelu", "ffn", "attention", "attention_fused"):
+                backend = "torch-eager" if part == "attention" else "torch-sdpa"
                 out.append(Spec(fam, f"BertLayer/part:{part}/fp16/fwd/seq:128/batch:64",
-                                backend="torch-sdpa", passes="fwd", seq=128, batch=64, part=part))
+                                backend=backend, passes="fwd", seq=128, batch=64, part=part))
     if "TrainStep" in families:
         for model, variant, s, b in TRAIN_CASES:
             out.append(Spec("TrainStep", f"TrainStep/{model}/{variant}/seq:{s}/batch:{b}",
