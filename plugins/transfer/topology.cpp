@@ -1,7 +1,6 @@
 #include "topology.hpp"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <nvml.h>
 
 #include <algorithm>
@@ -9,15 +8,14 @@
 #include <mutex>
 
 #include "transfer_math.hpp"
+#include "xfbench/nvml.hpp"
 
 namespace xfbench::transfer {
 namespace {
 
-// The few NVML functions needed, bound once; libnvidia-ml comes with the driver (never linked).
+// The NVML functions the topology needs, bound once through the SDK (never linked).
 struct Nvml {
   std::string status = "ok";
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*max_gen)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*max_width)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*cur_gen)(nvmlDevice_t, unsigned*) = nullptr;
@@ -29,32 +27,27 @@ struct Nvml {
 };
 
 template <class F>
-bool bind(void* lib, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
+bool bind(F& fn, const char* name) {
+  fn = nvml_function<F>(name);
   return fn != nullptr;
 }
 
 Nvml load() {
   Nvml n;
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    n.status = std::string("libnvidia-ml.so.1 not loadable: ") + dlerror();
+  if (nvml_status() != "ok") {
+    n.status = nvml_status();
     return n;
   }
-  if (!bind(lib, n.init, "nvmlInit_v2") ||
-      !bind(lib, n.by_pci, "nvmlDeviceGetHandleByPciBusId_v2") ||
-      !bind(lib, n.max_gen, "nvmlDeviceGetMaxPcieLinkGeneration") ||
-      !bind(lib, n.max_width, "nvmlDeviceGetMaxPcieLinkWidth") ||
-      !bind(lib, n.cur_gen, "nvmlDeviceGetCurrPcieLinkGeneration") ||
-      !bind(lib, n.cur_width, "nvmlDeviceGetCurrPcieLinkWidth") ||
-      !bind(lib, n.link_state, "nvmlDeviceGetNvLinkState") ||
-      !bind(lib, n.remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2")) {
+  if (!bind(n.max_gen, "nvmlDeviceGetMaxPcieLinkGeneration") ||
+      !bind(n.max_width, "nvmlDeviceGetMaxPcieLinkWidth") ||
+      !bind(n.cur_gen, "nvmlDeviceGetCurrPcieLinkGeneration") ||
+      !bind(n.cur_width, "nvmlDeviceGetCurrPcieLinkWidth") ||
+      !bind(n.link_state, "nvmlDeviceGetNvLinkState") ||
+      !bind(n.remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2")) {
     n.status = "libnvidia-ml.so.1 lacks a needed function";
     return n;
   }
-  bind(lib, n.remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");  // optional (newer drivers)
-  nvmlReturn_t r = n.init();
-  if (r != NVML_SUCCESS) n.status = "nvmlInit failed with code " + std::to_string(int(r));
+  bind(n.remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");  // optional (newer drivers)
   return n;
 }
 
@@ -64,12 +57,9 @@ Nvml& nvml() {
 }
 
 bool handle_of(int cuda_device, nvmlDevice_t* dev) {
-  char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return nvml().ok() && nvml().by_pci(bus, dev) == NVML_SUCCESS;
+  if (!nvml().ok()) return false;
+  *dev = static_cast<nvmlDevice_t>(nvml_device(cuda_device));
+  return *dev != nullptr;
 }
 
 // PCI location of a CUDA device as (domain, bus, device).

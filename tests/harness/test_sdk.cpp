@@ -8,6 +8,7 @@
 #include "xfbench/dtype.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/nvml.hpp"
 #include "xfbench/validate.hpp"
 
 using namespace xfbench;
@@ -109,5 +110,15 @@ TEST(Errors, CarryFileAndLine) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("test_sdk.cpp:"), std::string::npos);
     EXPECT_EQ(e.message(), "bad shape");
+  }
+}
+
+TEST(Nvml, LoadedAtRunTimeOrSaysWhyNot) {
+  if (nvml_status() == "ok") {
+    EXPECT_NE(nvml_symbol("nvmlDeviceGetCount_v2"), nullptr);
+    EXPECT_EQ(nvml_symbol("nvmlNoSuchFunction"), nullptr);
+  } else {
+    EXPECT_NE(nvml_status().find("libnvidia-ml"), std::string::npos) << nvml_status();
+    EXPECT_EQ(nvml_symbol("nvmlDeviceGetCount_v2"), nullptr);
   }
 }

@@ -1,71 +1,43 @@
 #include "telemetry.hpp"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <nvml.h>
 
 #include <algorithm>
 #include <chrono>
 
+#include "xfbench/nvml.hpp"
+
 namespace xfbench::detail {
 namespace {
 
+// The NVML functions sampled, bound once.
 struct Nvml {
-  std::string status = "ok";
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
   nvmlReturn_t (*clock)(nvmlDevice_t, nvmlClockType_t, unsigned*) = nullptr;
   nvmlReturn_t (*temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return clock && temperature && power && driver; }
 };
 
-template <class F>
-bool bind(void* lib, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
-Nvml load() {
-  Nvml n;
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    n.status = std::string("libnvidia-ml.so.1 not loadable: ") + dlerror();
-    return n;
-  }
-  if (!bind(lib, n.init, "nvmlInit_v2") ||
-      !bind(lib, n.by_pci, "nvmlDeviceGetHandleByPciBusId_v2") ||
-      !bind(lib, n.clock, "nvmlDeviceGetClockInfo") ||
-      !bind(lib, n.temperature, "nvmlDeviceGetTemperature") ||
-      !bind(lib, n.power, "nvmlDeviceGetPowerUsage") ||
-      !bind(lib, n.driver, "nvmlSystemGetDriverVersion")) {
-    n.status = "libnvidia-ml.so.1 lacks a needed function";
-    return n;
-  }
-  nvmlReturn_t r = n.init();
-  if (r != NVML_SUCCESS) n.status = "nvmlInit failed with code " + std::to_string(int(r));
-  return n;
-}
-
-Nvml& nvml() {
-  static Nvml n = load();
+const Nvml& nvml() {
+  static const Nvml n = [] {
+    Nvml f;
+    f.clock = nvml_function<decltype(f.clock)>("nvmlDeviceGetClockInfo");
+    f.temperature = nvml_function<decltype(f.temperature)>("nvmlDeviceGetTemperature");
+    f.power = nvml_function<decltype(f.power)>("nvmlDeviceGetPowerUsage");
+    f.driver = nvml_function<decltype(f.driver)>("nvmlSystemGetDriverVersion");
+    return f;
+  }();
   return n;
 }
 
 }  // namespace
 
 TelemetrySampler::TelemetrySampler(int cuda_device) {
-  Nvml& n = nvml();
-  if (!n.ok()) return;
-  char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess) {
-    cudaGetLastError();
-    return;
-  }
-  nvmlDevice_t dev{};
-  if (n.by_pci(bus, &dev) != NVML_SUCCESS) return;
-  device_ = dev;
+  if (!nvml().ok()) return;
+  device_ = nvml_device(cuda_device);
+  if (!device_) return;
   sample();
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
@@ -80,7 +52,7 @@ TelemetrySampler::TelemetrySampler(int cuda_device) {
 TelemetrySampler::~TelemetrySampler() { stop(); }
 
 void TelemetrySampler::sample() {
-  Nvml& n = nvml();
+  const Nvml& n = nvml();
   auto dev = static_cast<nvmlDevice_t>(device_);
   unsigned sm = 0, mem = 0, temp = 0, mw = 0;
   bool ok = n.clock(dev, NVML_CLOCK_SM, &sm) == NVML_SUCCESS &&
@@ -117,12 +89,15 @@ TelemetryReading TelemetrySampler::stop() {
 }
 
 std::string nvml_driver_version() {
-  Nvml& n = nvml();
+  const Nvml& n = nvml();
   if (!n.ok()) return "";
   char buf[96] = {};
   return n.driver(buf, sizeof buf) == NVML_SUCCESS ? buf : "";
 }
 
-std::string nvml_status() { return nvml().status; }
+std::string nvml_status() {
+  if (xfbench::nvml_status() != "ok") return xfbench::nvml_status();
+  return nvml().ok() ? "ok" : "libnvidia-ml.so.1 lacks a telemetry function";
+}
 
 }  // namespace xfbench::detail
