@@ -147,7 +147,8 @@ struct BertLayer::Impl {
   }
 
   // `side`: the plan runs on the side stream (weight gradients), so it gets its own workspace.
-  Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e, bool side = false) {
+  Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e,
+             bool side = false) {
     GemmDesc d;
     d.precision = c.precision;
     d.m = m, d.n = n, d.k = k, d.trans_a = ta, d.trans_b = tb, d.epilogue = e;

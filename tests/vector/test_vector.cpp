@@ -106,7 +106,10 @@ TEST_F(VectorGpu, DISABLED_TuneScaleVariants) {
       for (int i = 0; i < 50; ++i) name = launch_tuning_variant(v, a.data(), y.data(), n, s);
       stop.record(s);
       double sec = stop.elapsed_ms_since(start) / 1e3 / 50;
-      ASSERT_EQ(count_mismatches(Op::scale, Dtype::fp32, Operands{a.data(), nullptr, nullptr, y.data(), nullptr}, n, s), 0u) << name;
+      ASSERT_EQ(count_mismatches(Op::scale, Dtype::fp32,
+                                 Operands{a.data(), nullptr, nullptr, y.data(), nullptr}, n, s),
+                0u)
+          << name;
       std::printf("variant %d %-36s %8.1f GB/s\n", v, name, 8.0 * n / sec / 1e9);
     }
   }

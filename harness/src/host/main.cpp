@@ -149,12 +149,12 @@ int run(int argc, char** argv) {
     if (gpu_cases > 0 && !gpu_unavailable_reason().empty()) {
       // One line; CPU cases still run (GPU cases then say why they were skipped), exit code 4.
       gpu_missing = true;
-      std::fprintf(stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
-                   gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
-                   gpu_unavailable_reason().c_str(),
-                   cpu_cases ? " Running the CPU cases only."
-                             : " Select CPU cases with --benchmark_filter, or run on a machine with a "
-                               "CUDA GPU.");
+      std::fprintf(
+          stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
+          gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "", gpu_unavailable_reason().c_str(),
+          cpu_cases ? " Running the CPU cases only."
+                    : " Select CPU cases with --benchmark_filter, or run on a machine with a "
+                      "CUDA GPU.");
       if (cpu_cases == 0) return kNoGpu;
     } else if (gpu_cases > 0) {
       select_device(int(device));  // throws InvalidArgument naming the device count
