@@ -86,14 +86,17 @@ TEST(BertGpuNegative, CorruptedWeightFailsValidation) {
   a.forward(s);
   b.forward(s);
   std::vector<std::uint16_t> oa(a.elements("out")), ob(b.elements("out"));
+  // The layer runs on a non-blocking stream: wait for it before reading back.
   auto fetch = [&](kernels::BertLayer& l, std::vector<std::uint16_t>& v) {
+    s.sync();
     ASSERT_EQ(cudaMemcpy(v.data(), l.tensor("out"), v.size() * 2, cudaMemcpyDeviceToHost),
               cudaSuccess);
   };
   fetch(a, oa);
   fetch(b, ob);
   EXPECT_EQ(oa, ob);
-  ASSERT_EQ(cudaMemset(b.tensor("wi"), 0x3c, 64), cudaSuccess);  // a few weights become 1.0
+  ASSERT_EQ(cudaMemset(b.tensor("wi"), 0x3c, 64), cudaSuccess);  // a few weights become 1.05
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   b.forward(s);
   fetch(b, ob);
   EXPECT_NE(oa, ob);
@@ -114,6 +117,7 @@ TEST(BertGpuDropout, MasksDependOnTheStepOnly) {
     auto run = [&](std::uint64_t step, std::vector<std::uint16_t>& v) {
       l.forward(s, step);
       l.backward(s, step);
+      s.sync();
       ASSERT_EQ(cudaMemcpy(v.data(), l.tensor("out"), v.size() * 2, cudaMemcpyDeviceToHost),
                 cudaSuccess);
     };

@@ -58,11 +58,13 @@ TEST_F(VectorGpu, KernelsMatchReferenceAndCheckerCatchesCorruption) {
         if (op == Op::read) {
           float wrong = 1e6f;
           ASSERT_EQ(cudaMemcpy(partials.data(), &wrong, 4, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the checker runs on another stream
           EXPECT_EQ(count_mismatches(op, t, x, n, s), 1u);
         } else {
           ASSERT_EQ(
               cudaMemset(static_cast<char*>(y.get()) + (n / 2) * size_of(t), 0x7b, size_of(t)),
               cudaSuccess);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the checker runs on another stream
           EXPECT_EQ(count_mismatches(op, t, x, n, s), 1u);
         }
       }
