@@ -184,6 +184,17 @@ TEST(Cli, BadPluginIsOneLineAndOthersStillRun) {
   EXPECT_EQ(allowed.code, 0) << allowed.err;
 }
 
+TEST(Cli, MpiRanksOtherThanZeroWriteTheirOwnJson) {
+  std::string out = ::testing::TempDir() + "xfcli_rank.json";
+  std::remove(out.c_str());
+  std::remove((out + ".rank1").c_str());
+  Result r = xfbench(plugins("good") + " " + kSum + " --benchmark_out=" + out,
+                     kNoGpu + " OMPI_COMM_WORLD_RANK=1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(out + ".rank1").find("CpuTest/sum"), std::string::npos);
+  EXPECT_EQ(slurp(out), "");  // rank 0's file is left to rank 0
+}
+
 TEST(Cli, PluginPathFromEnvironment) {
   Result r =
       xfbench("--xfbench_list_plugins",

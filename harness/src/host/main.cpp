@@ -74,6 +74,23 @@ bool selected(const std::string& name, std::string filter) {
   return match != negate;
 }
 
+// Under mpirun/srun every rank runs the host: ranks other than 0 write their JSON to
+// <file>.rank<N> so they do not overwrite rank 0's (the launchers' rank variables, in this order).
+void separate_rank_outputs(int argc, char** argv, std::vector<std::string>& storage) {
+  const char* rank = nullptr;
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if ((rank = std::getenv(var))) break;
+  }
+  if (!rank || std::string(rank) == "0") return;
+  const std::string flag = "--benchmark_out=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], flag.c_str(), flag.size()) == 0) {
+      storage.push_back(std::string(argv[i]) + ".rank" + rank);
+      argv[i] = storage.back().data();
+    }
+  }
+}
+
 std::string executable_dir(const char* argv0) {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -83,6 +100,9 @@ std::string executable_dir(const char* argv0) {
 
 int run(int argc, char** argv) {
   take_xfbench_flags(argc, argv);
+  std::vector<std::string> rank_outputs;
+  rank_outputs.reserve(argc);  // argv points into it: no reallocation
+  separate_rank_outputs(argc, argv, rank_outputs);
   const bool want_help = has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h");
   const bool listing = has_flag(argc, argv, "--benchmark_list_tests");
 
