@@ -215,6 +215,26 @@ TEST(Cli, ContextProvidersRunOnlyWithAGpu) {
   EXPECT_NE(gpu.out.find("\"peak_TFLOPS_bf16\""), std::string::npos);
 }
 
+// Out of memory is one case's error; an illegal address breaks the context, and every later GPU
+// case is skipped with one line instead of failing in its own confusing way.
+TEST(Cli, GpuFaultsStayContained) {
+  Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
+  if (probe.code == 4) GTEST_SKIP() << "no GPU here";
+  Result r = xfbench(plugins("gpu_fault") + " --benchmark_filter=GpuFault --xfbench_iterations=2");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("out of device memory: asked for 1048576.00 GiB"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("GpuFault/2_fine/iterations:2/manual_time ERROR"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("cudaErrorIllegalAddress"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "skipped: CUDA context broken by cudaErrorIllegalAddress in GpuFault/3_illegal_address"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(xfbench_lines(r.err), 1) << r.err;
+}
+
 TEST(Cli, DeviceIndexOutOfRange) {
   Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
   if (probe.code == 4) GTEST_SKIP() << "no GPU here";
