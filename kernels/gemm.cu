@@ -2,6 +2,8 @@
 // algorithms, and float64 reference kernels for checking sampled results.
 #include "kernels/gemm.hpp"
 
+#include <cublas_v2.h>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -178,6 +180,11 @@ std::string name_of(const char* const (&table)[N], int id) {
 
 std::string GemmAlgoInfo::label() const {
   char buf[320];
+  if (blas) {
+    std::snprintf(buf, sizeof buf, "algo=cublasGemmEx compute=%s heur=%d/%d", compute.c_str(),
+                  index, candidates);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "algo=%d tile=%s stages=%s cluster=%s splitK=%d red=%d swizzle=%d custom=%d "
                 "ws=%.0fMiB compute=%s heur=%d/%d",
@@ -211,6 +218,7 @@ class Workspace {
 
 struct DeviceContext {
   cublasLtHandle_t handle = nullptr;  // never destroyed: lives until the process ends
+  cublasHandle_t blas = nullptr;      // cuBLAS's own GEMM, one more search candidate
   std::shared_ptr<Workspace> shared;  // the largest shared workspace asked for so far
 };
 
@@ -235,6 +243,13 @@ cublasLtHandle_t handle_for(int device) {
   DeviceContext& c = contexts()[device];
   if (!c.handle) XF_CUBLAS_CHECK(cublasLtCreate(&c.handle));
   return c.handle;
+}
+
+cublasHandle_t blas_handle_for(int device) {
+  std::lock_guard<std::mutex> lock(context_mutex());
+  DeviceContext& c = contexts()[device];
+  if (!c.blas) XF_CUBLAS_CHECK(cublasCreate(&c.blas));
+  return c.blas;
 }
 
 std::shared_ptr<Workspace> workspace_for(int device, std::size_t bytes, bool priv) {
@@ -335,6 +350,10 @@ struct Gemm::Impl {
   cublasLtMatrixLayout_t lay_b = nullptr;  // cuBLASLt's B: our A
   cublasLtMatrixLayout_t lay_c = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> heur;
+  // cuBLAS's cublasGemmEx (what torch.matmul calls) as the candidate after the heuristics, for
+  // plain products: its own kernel choice sometimes beats every cuBLASLt heuristic.
+  cublasHandle_t blas = nullptr;
+  bool blas_candidate() const { return blas != nullptr; }
   int sel = 0;
   bool tuned = false;
   // fp8 only: unit scales for A and B (256 bytes apart) and, at kDummyC, a stand-in for C:
@@ -356,6 +375,7 @@ struct Gemm::Impl {
   void build();
   void ask_heuristics(cublasLtMatmulPreference_t pref);
   void enqueue(cudaStream_t stream, const GemmOperands& ops, int index) const;
+  void enqueue_blas(cudaStream_t stream, const GemmOperands& ops) const;
 };
 
 void Gemm::Impl::build() {
@@ -417,6 +437,9 @@ void Gemm::Impl::build() {
     ask_heuristics(pref);
   }
   cublasLtMatmulPreferenceDestroy(pref);
+  if (d.epilogue == Epilogue::none && d.precision != Precision::fp8 && !heur.empty()) {
+    blas = blas_handle_for(device);
+  }
   if (heur.empty()) {
     XF_THROW(Unsupported, "cuBLASLt has no algorithm for " + d.describe() +
                               (d.precision == Precision::fp8
@@ -476,9 +499,36 @@ void Gemm::Impl::enqueue(cudaStream_t stream, const GemmOperands& o, int index) 
       XF_THROW(InvalidArgument, "GEMM run: fp8 with beta != 0 needs c_in apart from c");
     c_in = reinterpret_cast<const char*>(scratch) + kDummyC;
   }
+  if (index == int(heur.size())) return enqueue_blas(stream, o);
   const cublasLtMatmulHeuristicResult_t& h = heur[std::size_t(index)];
   XF_CUBLAS_CHECK(cublasLtMatmul(handle, op, &o.alpha, o.b, lay_a, o.a, lay_b, &o.beta, c_in, lay_c,
                                  o.c, lay_c, &h.algo, ws->get(), h.workspaceSize, stream));
+}
+
+// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: B first, as for cuBLASLt.
+void Gemm::Impl::enqueue_blas(cudaStream_t stream, const GemmOperands& o) const {
+  XF_CUBLAS_CHECK(cublasSetStream(blas, stream));
+  XF_CUBLAS_CHECK(cublasSetWorkspace(blas, ws->get(), ws->bytes()));  // capture-safe, no pool
+  const cublasOperation_t op_b = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cudaDataType_t in = cuda_type(input_type(d.precision)), out = cuda_type(d.out_type());
+  const void* c_in = o.c_in ? o.c_in : o.c;
+  if (c_in != o.c) {
+    XF_CUDA_CHECK(cudaMemcpy2DAsync(o.c, std::size_t(d.c_ld()) * elem_size(d.out_type()), c_in,
+                                    std::size_t(d.c_ld()) * elem_size(d.out_type()),
+                                    std::size_t(d.n) * elem_size(d.out_type()),
+                                    std::size_t(d.m * d.batch), cudaMemcpyDeviceToDevice, stream));
+  }
+  if (d.batch == 1) {
+    XF_CUBLAS_CHECK(cublasGemmEx(blas, op_b, op_a, int(d.n), int(d.m), int(d.k), &o.alpha, o.b, in,
+                                 int(d.b_ld()), o.a, in, int(d.a_ld()), &o.beta, o.c, out,
+                                 int(d.c_ld()), compute, CUBLAS_GEMM_DEFAULT));
+  } else {
+    XF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        blas, op_b, op_a, int(d.n), int(d.m), int(d.k), &o.alpha, o.b, in, int(d.b_ld()),
+        d.b_stride(), o.a, in, int(d.a_ld()), d.a_stride(), &o.beta, o.c, out, int(d.c_ld()),
+        d.c_stride(), int(d.batch), compute, CUBLAS_GEMM_DEFAULT));
+  }
 }
 
 Gemm::Gemm(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -490,7 +540,7 @@ Gemm::Gemm(const GemmDesc& desc, const GemmOptions& options) : impl_(std::make_u
 Gemm::~Gemm() = default;
 
 const GemmDesc& Gemm::desc() const { return impl_->d; }
-int Gemm::candidates() const { return int(impl_->heur.size()); }
+int Gemm::candidates() const { return int(impl_->heur.size()) + (impl_->blas_candidate() ? 1 : 0); }
 int Gemm::selected() const { return impl_->sel; }
 bool Gemm::tuned() const { return impl_->tuned; }
 
@@ -503,11 +553,16 @@ void Gemm::select(int index) {
 }
 
 GemmAlgoInfo Gemm::algo_info(int index) const {
-  const cublasLtMatmulHeuristicResult_t& h = impl_->heur.at(std::size_t(index));
   GemmAlgoInfo info;
   info.index = index;
   info.candidates = candidates();
-  info.workspace = h.workspaceSize;
+  if (impl_->blas_candidate() && index == int(impl_->heur.size())) {
+    info.blas = true;
+    info.workspace = impl_->ws->bytes();
+  }
+  const cublasLtMatmulHeuristicResult_t& h =
+      impl_->heur.at(std::size_t(info.blas ? 0 : index));  // cublasGemmEx: attributes unknown
+  if (!info.blas) info.workspace = h.workspaceSize;
   switch (impl_->compute) {
     case CUBLAS_COMPUTE_32F_PEDANTIC:
       info.compute = "32F_PEDANTIC";
@@ -518,6 +573,7 @@ GemmAlgoInfo Gemm::algo_info(int index) const {
     default:
       info.compute = "32F";
   }
+  if (info.blas) return info;
   // Attributes are 16 or 32 bits wide: ask the size first, read into a zeroed 64-bit word.
   auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, int& value) {
     std::size_t need = 0;

@@ -112,6 +112,7 @@ struct GemmAlgoInfo {
   int algo_id = 0, tile = 0, stages = 0, splitk = 0, reduction = 0, swizzle = 0, custom = 0;
   int cluster = 0;
   std::size_t workspace = 0;
+  bool blas = false;          // cuBLAS's cublasGemmEx rather than a cuBLASLt algorithm
   std::string compute;        // cuBLAS compute type, e.g. "32F_PEDANTIC"
   std::string label() const;  // "algo=66 tile=128x256 stages=128xAUTO splitK=1 ... heur=2/8"
 };
