@@ -226,4 +226,18 @@ std::vector<std::int64_t> parse_sizes(const std::vector<std::string>& items, con
   return out;
 }
 
+Dtype fill_type(kernels::ElemType t) {
+  switch (t) {
+    case kernels::ElemType::f32:
+      return Dtype::fp32;
+    case kernels::ElemType::f16:
+      return Dtype::fp16;
+    case kernels::ElemType::bf16:
+      return Dtype::bf16;
+    case kernels::ElemType::e4m3:
+      return Dtype::fp8;
+  }
+  return Dtype::fp32;
+}
+
 }  // namespace xfbench::matmul

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "xfbench/dtype.hpp"
 #include "xfbench/validate.hpp"
 
@@ -60,6 +61,9 @@ Layout default_layout(Dtype dtype);
 
 // rel-L2 tolerance of C (sampled) against float64 op(A)·op(B) of the same stored inputs.
 Tolerance tolerance_for(Dtype dtype, std::int64_t k);
+
+// The SDK dtype that fills a matrix of this storage type with random values.
+Dtype fill_type(kernels::ElemType t);
 
 std::vector<std::int64_t> parse_sizes(const std::vector<std::string>& items, const char* what);
 

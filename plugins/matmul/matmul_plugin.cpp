@@ -46,20 +46,6 @@ k::Precision precision_of(Dtype d) {
   XF_THROW(InvalidArgument, "matmul has no fp64 cases");
 }
 
-Dtype fill_type(k::ElemType t) {
-  switch (t) {
-    case k::ElemType::f32:
-      return Dtype::fp32;
-    case k::ElemType::f16:
-      return Dtype::fp16;
-    case k::ElemType::bf16:
-      return Dtype::bf16;
-    case k::ElemType::e4m3:
-      return Dtype::fp8;
-  }
-  return Dtype::fp32;
-}
-
 k::GemmDesc desc_of(const CaseSpec& c, const Settings& s) {
   k::GemmDesc d;
   d.precision = precision_of(c.dtype);

@@ -32,20 +32,6 @@ class GemmGpu : public ::testing::Test {
   }
 };
 
-Dtype fill_type(k::ElemType t) {
-  switch (t) {
-    case k::ElemType::f32:
-      return Dtype::fp32;
-    case k::ElemType::f16:
-      return Dtype::fp16;
-    case k::ElemType::bf16:
-      return Dtype::bf16;
-    case k::ElemType::e4m3:
-      return Dtype::fp8;
-  }
-  return Dtype::fp32;
-}
-
 Dtype dtype_of(k::Precision p) {
   switch (p) {
     case k::Precision::fp32:
@@ -69,7 +55,8 @@ struct Mat {
   xfbench::DeviceMemory mem;
   Mat(k::ElemType t, std::size_t n) : type(t), count(n), mem(n * k::elem_size(t)) {}
   void fill(std::uint64_t seed, double lo = -1, double hi = 1) {
-    xfbench::fill_uniform(mem.get(), count, fill_type(type), seed, lo, hi, nullptr);
+    xfbench::fill_uniform(mem.get(), count, xfbench::matmul::fill_type(type), seed, lo, hi,
+                          nullptr);
   }
   void poison() { xfbench::poison(mem.get(), mem.bytes(), nullptr); }
   std::vector<double> host() const {
@@ -436,7 +423,7 @@ TEST_F(GemmGpu, SampledReferenceAndChecksAgreeWithTheCpu) {
   for (k::ElemType t : {k::ElemType::f32, k::ElemType::f16, k::ElemType::bf16, k::ElemType::e4m3}) {
     Mat m(t, 1000);
     m.poison();
-    xfbench::fill_uniform(m.mem.get(), 600, fill_type(t), 5, -1, 1, nullptr);
+    xfbench::fill_uniform(m.mem.get(), 600, xfbench::matmul::fill_type(t), 5, -1, 1, nullptr);
     xfbench::DeviceBuffer<unsigned long long> n(1);
     ASSERT_EQ(cudaMemset(n.data(), 0, n.bytes()), cudaSuccess);
     k::count_nonfinite(nullptr, t, m.mem.get(), m.count, n.data());
