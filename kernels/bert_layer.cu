@@ -189,8 +189,10 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
   Impl& m = *impl_;
   const BertConfig& c = m.c;
   const std::int64_t T = c.tokens(), H = c.hidden, I = c.intermediate;
-  const bool train =
+  const bool whole =  // a part with an output [T, H] and a backward
       part == BertPart::layer || part == BertPart::ffn || part == BertPart::attention;
+  // Forward only (no_grad): no gradients, and nothing saved for a backward.
+  const bool train = whole && c.backward;
   auto param = [&](const char* name, std::size_t n) {
     m.alloc(name, n, m.elem);
     if (train) m.alloc(std::string("d") + name, n, m.elem);
@@ -202,18 +204,20 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
     param("ln1_w", H), param("ln1_b", H);
     m.alloc("qkv", T * 3 * H, m.elem), m.alloc("ctx", T * H, m.elem),
         m.alloc("proj", T * H, m.elem);
-    m.alloc("z1", T * H, m.elem), m.alloc("h1", T * H, m.elem);
-    m.alloc("mean1", T, 4), m.alloc("rstd1", T, 4);
+    m.alloc("h1", T * H, m.elem);
+    if (train) m.alloc("z1", T * H, m.elem), m.alloc("mean1", T, 4), m.alloc("rstd1", T, 4);
     m.attn =
         self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(), QkvLayout::bshd);
     m.attn.dropout = c.dropout;
     if (c.backend == AttentionBackend::unfused) {
       m.unfused = std::make_unique<UnfusedAttention>(m.attn);
+      // The scores become the probabilities in place; the second buffer holds their dropout, and
+      // is the backward's scratch.
       m.alloc("probs", m.unfused->probs_elements(), m.elem);
-      m.alloc("probs_work", m.unfused->probs_elements(), m.elem);
+      if (train || c.dropout > 0.f) m.alloc("probs_work", m.unfused->probs_elements(), m.elem);
     } else {
       m.fused = std::make_unique<CudnnAttention>(m.attn, train);
-      m.alloc("stats", m.fused->stats_elements(), 4);
+      if (train) m.alloc("stats", m.fused->stats_elements(), 4);
       m.alloc("attn_ws", std::max<std::size_t>(m.fused->workspace_bytes(), 16), 1);
     }
     m.qkv = m.plan(T, 3 * H, H, false, true, Epilogue::bias);
@@ -235,17 +239,21 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
     if (part != BertPart::dense) m.alloc("act", T * I, m.elem);
     if (part == BertPart::layer || part == BertPart::ffn) {
       param("wout", H * I), param("bout", H), param("ln2_w", H), param("ln2_b", H);
-      m.alloc("o2", T * H, m.elem), m.alloc("z2", T * H, m.elem);
-      m.alloc("mean2", T, 4), m.alloc("rstd2", T, 4);
+      m.alloc("o2", T * H, m.elem);
       m.down = m.plan(T, H, I, false, true, Epilogue::none);
-      m.alloc("dh1", T * H, m.elem), m.alloc("do2", T * H, m.elem), m.alloc("dact", T * I, m.elem);
-      m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
-      m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
-      m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
-      m.d_up_x = m.plan(T, H, I, false, false, Epilogue::none);
+      if (train) {
+        m.alloc("z2", T * H, m.elem), m.alloc("mean2", T, 4), m.alloc("rstd2", T, 4);
+        m.alloc("dh1", T * H, m.elem), m.alloc("do2", T * H, m.elem),
+            m.alloc("dact", T * I, m.elem);
+        m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
+        m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
+        m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
+        m.d_up_x = m.plan(T, H, I, false, false, Epilogue::none);
+      }
     }
   }
-  if (train) m.alloc("out", T * H, m.elem), m.alloc("dout", T * H, m.elem);
+  if (whole) m.alloc("out", T * H, m.elem);
+  if (train) m.alloc("dout", T * H, m.elem);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1);
 }

@@ -39,6 +39,9 @@ struct BertConfig {
   float dropout = 0.1f;  // hidden and attention-probability dropout (training mode)
   float eps = 1e-12f;
   Gelu gelu = Gelu::erf;
+  // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
+  // of what a backward would read is saved.
+  bool backward = true;
   int tokens() const { return batch * seq; }
   int head_dim() const { return hidden / heads; }
   std::string describe() const;

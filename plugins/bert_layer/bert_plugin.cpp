@@ -130,6 +130,7 @@ void register_cases() {
             s.config.precision = precision;
             s.config.backend = be == "fused" ? AttentionBackend::fused : AttentionBackend::unfused;
             s.config.seq = seq, s.config.batch = batch;
+            s.config.backward = s.backward;
             add(s, "BertLayer/" + be + "/" + d + "/" + pass + "/seq:" + std::to_string(seq) +
                        "/batch:" + std::to_string(batch) + model_tag);
           }
@@ -145,6 +146,7 @@ void register_cases() {
         s.config.precision = precision;
         s.config.backend = be == "fused" ? AttentionBackend::fused : AttentionBackend::unfused;
         s.config.seq = 128, s.config.batch = 64;
+        s.config.backward = false;
         std::string p = kernels::to_string(part);
         if (part == BertPart::attention && be == "fused") p = "attention_fused";
         add(s, "BertLayer/part:" + p + "/" + d + "/fwd/seq:128/batch:64" + model_tag);

@@ -51,6 +51,7 @@ std::string key_of(BertConfig c, BertPart part, bool backward) {
 std::string run_validation(const BertConfig& full, BertPart part, bool backward) {
   BertConfig c = full;
   c.batch = 2, c.seq = 32, c.dropout = 0.f;  // small, deterministic
+  c.backward = backward;
   const Dtype t = c.precision == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
   Stream stream;
   BertLayer layer(c, part);

@@ -2,6 +2,9 @@
 // float64 reference, forward and every gradient, both backends and dtypes (skipped without a GPU).
 #include <gtest/gtest.h>
 
+#include <cuda_fp16.h>
+
+#include <cstring>
 #include <vector>
 
 #include "bert_init.hpp"
@@ -126,5 +129,46 @@ TEST(BertGpuDropout, MasksDependOnTheStepOnly) {
     run(2, other);
     EXPECT_EQ(first, again) << kernels::to_string(be);
     EXPECT_NE(first, other) << kernels::to_string(be);
+  }
+}
+
+// A forward-only layer (no_grad) computes the same output as a training one, with less memory.
+TEST(BertGpuForwardOnly, SameOutputLessMemory) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  for (AttentionBackend be : {AttentionBackend::unfused, AttentionBackend::fused}) {
+    BertConfig c;
+    c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 64;
+    c.backend = be;
+    c.dropout = be == AttentionBackend::unfused ? 0.1f : 0.f;  // cuDNN draws masks per graph
+    BertConfig fwd = c;
+    fwd.backward = false;
+    Stream s;
+    kernels::BertLayer train(c), infer(fwd);
+    bert::init_layer(train, 9, s);
+    bert::init_layer(infer, 9, s);
+    EXPECT_EQ(infer.tensor("dout"), nullptr);
+    EXPECT_LT(infer.device_bytes(), train.device_bytes());
+    train.forward(s, 4);
+    infer.forward(s, 4);
+    s.sync();
+    std::vector<std::uint16_t> a(train.elements("out")), b(infer.elements("out"));
+    ASSERT_EQ(cudaMemcpy(a.data(), train.tensor("out"), a.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(b.data(), infer.tensor("out"), b.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    if (be == AttentionBackend::unfused) {
+      EXPECT_EQ(a, b);
+    } else {
+      std::vector<double> da(a.size()), db(b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        __half ha, hb;
+        std::memcpy(&ha, &a[i], 2);
+        std::memcpy(&hb, &b[i], 2);
+        da[i] = __half2float(ha), db[i] = __half2float(hb);
+      }
+      EXPECT_LT(compare(da, db).rel_l2_error, 2e-3);
+    }
+    EXPECT_THROW(infer.backward(s), InvalidArgument);
   }
 }
