@@ -10,6 +10,7 @@
 #include "bert_init.hpp"
 #include "bert_validate.hpp"
 #include "kernels/bert_layer.hpp"
+#include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
 
 using namespace xfbench;
@@ -171,4 +172,24 @@ TEST(BertGpuForwardOnly, SameOutputLessMemory) {
     }
     EXPECT_THROW(infer.backward(s), InvalidArgument);
   }
+}
+
+// Model dimensions that cannot be built are rejected at registration, before any GPU work.
+TEST(BertFlags, BadDimensionsExitWithTheReason) {
+  xftest::HostResult r =
+      xftest::run_host("--xfbench_bert_heads=15 --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("hidden is not divisible by heads"), std::string::npos) << r.err;
+  r = xftest::run_host("--xfbench_bert_dtypes=fp8 --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_bert_dtypes: unknown value 'fp8'"), std::string::npos) << r.err;
+  // BERT-base is fine, and its names say so.
+  r = xftest::run_host(
+      "--xfbench_bert_hidden=768 --xfbench_bert_heads=12 --xfbench_bert_intermediate=3072 "
+      "--benchmark_list_tests --benchmark_filter=BertLayer/fused/fp16/fwd/seq:128/batch:8/",
+      "CUDA_VISIBLE_DEVICES=");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("BertLayer/fused/fp16/fwd/seq:128/batch:8/hidden:768/heads:12/inter:3072/"),
+            std::string::npos)
+      << r.out;
 }

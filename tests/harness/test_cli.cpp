@@ -2,6 +2,7 @@
 // Runs the real xfbench binary on the CPU test plugin (and the bad ones).
 #include <gtest/gtest.h>
 
+#include "test_host.hpp"
 #include "test_paths.hpp"
 
 #include <sys/wait.h>
@@ -18,31 +19,11 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = xftest::HostResult;
+using xftest::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// Runs the host with `args` (and `env` assignments before it) through the shell.
 Result xfbench(const std::string& args, const std::string& env = "") {
-  static int n = 0;
-  std::string base =
-      ::testing::TempDir() + "xfcli_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
-  std::string cmd =
-      env + " " + xftest::host_bin() + " " + args + " >" + base + ".out 2>" + base + ".err";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(base + ".out");
-  r.err = slurp(base + ".err");
-  return r;
+  return xftest::run_host(args, env);
 }
 
 std::string plugins(const std::string& leaf) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include "test_host.hpp"
 #include "test_paths.hpp"
 
 #include <cstdlib>
@@ -115,4 +116,16 @@ TEST_F(VectorGpu, DISABLED_TuneScaleVariants) {
       std::printf("variant %d %-36s %8.1f GB/s\n", v, name, 8.0 * n / sec / 1e9);
     }
   }
+}
+
+TEST(VectorFlags, BadListsExitWithTheReason) {
+  xftest::HostResult r =
+      xftest::run_host("--xfbench_vector_sizes=99 --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_vector_sizes: '99' is not a power of two between 4 and 34"),
+            std::string::npos)
+      << r.err;
+  r = xftest::run_host("--xfbench_vector_ops=axpy --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown op 'axpy'"), std::string::npos) << r.err;
 }
