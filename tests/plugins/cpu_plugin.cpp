@@ -35,7 +35,12 @@ void register_cases() {
       [n](benchmark::State& s) { sum_case(s, std::size_t(n)); }, xfbench::Needs::cpu);
   xfbench::add_case(
       "CpuTest/fails/validation",
-      [](benchmark::State&) { xfbench::require_close("deliberate", {1.0}, {2.0}, {1e-6}); },
+      [](benchmark::State& state) {
+        // A wrong result: fails validation, and runs only when validation is switched off.
+        if (xfbench::should_validate()) xfbench::require_close("deliberate", {1.0}, {2.0}, {1e-6});
+        xfbench::Timing t = xfbench::time_cpu(state, [] {});
+        xfbench::set_counters(state, t, {1.0, 0.0});
+      },
       xfbench::Needs::cpu);
   xfbench::add_case(
       "CpuTest/unsupported/here",
