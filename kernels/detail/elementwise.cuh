@@ -24,13 +24,13 @@ __global__ __launch_bounds__(kEwThreads) void for_each_vector_kernel(Op op, size
   }
 }
 
-// Launch over N rows of C (C % 8 == 0): enough blocks to fill the GPU a few times over.
+// Launch over N rows of C (C % 8 == 0): one vector per thread. Many short blocks keep more
+// loads in flight than a grid-stride loop over a GPU-sized grid (plugins/vector/TUNING.md).
 template <class Op>
 void for_each_vector(const Op& op, size_t N, int C, cudaStream_t stream) {
   const size_t vectors = N * (C / kVec);
   if (vectors == 0) return;
-  const size_t blocks = std::min<size_t>((vectors + kEwThreads - 1) / kEwThreads,
-                                         static_cast<size_t>(partial_blocks()) * 8);
+  const size_t blocks = std::min<size_t>((vectors + kEwThreads - 1) / kEwThreads, 0x7fffffff);
   for_each_vector_kernel<<<static_cast<unsigned>(blocks), kEwThreads, 0, stream>>>(op, vectors,
                                                                                    C / kVec);
   XF_CUDA_CHECK_LAUNCH();
