@@ -38,6 +38,17 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
   const bool row_ok = row < a.N;
   const size_t row_off = static_cast<size_t>(row) * a.C;
 
+  // Every load of the row is issued before the first store (the compiler cannot know that z
+  // aliases neither input): 2·VPT 16-byte loads in flight per thread instead of two.
+  int4 xr[VPT], rr[VPT];
+#pragma unroll
+  for (int k = 0; k < VPT; ++k) {
+    const int vi = t + k * WPR * 32;
+    if (!row_ok || vi >= V) continue;
+    const size_t off = row_off + static_cast<size_t>(vi) * kVec;
+    xr[k] = detail::load_raw(a.x + off);
+    if (a.residual) rr[k] = detail::load_raw(a.residual + off);
+  }
   float v[VPT][kVec];
   float sum = 0.f;
 #pragma unroll
@@ -47,7 +58,7 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
     for (int j = 0; j < kVec; ++j) v[k][j] = 0.f;
     if (!row_ok || vi >= V) continue;
     const size_t off = row_off + static_cast<size_t>(vi) * kVec;
-    detail::load8(v[k], a.x + off);
+    detail::unpack8<T>(v[k], xr[k]);
     if (a.xbias) {
       float b[kVec];
       detail::load8(b, a.xbias + vi * kVec);
@@ -61,7 +72,7 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
     }
     if (a.residual) {
       float r[kVec];
-      detail::load8(r, a.residual + off);
+      detail::unpack8<T>(r, rr[k]);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) v[k][j] += r[j];
     }
