@@ -2,7 +2,7 @@
 # One GPU-machine call for the Matmul plugin: its tests (and compute-sanitizer on a small fp8
 # case), then torch.matmul and xfbench on the same case names, alternating twice (torch, xfbench,
 # torch, xfbench) so neither side always runs on the warmer GPU, then the sweep and the table.
-#   [PASSES=N] [SKIP_TESTS=1] plugins/matmul/device_run.sh BUILD_DIR FILTER SWEEP_DTYPES
+#   [PASSES=N] [SKIP_TESTS=1] [XF_ARGS='--xfbench_...'] plugins/matmul/device_run.sh BUILD_DIR FILTER SWEEP_DTYPES
 # PASSES (default 2) alternating passes per side; the table takes each case's median over them.
 # Writes under $OUT: tests.log, run.log, matmul_{xfbench,torch}_{1,2}.json, matmul_sweep.json,
 # matmul_compare.txt.
@@ -36,7 +36,7 @@ for pass in $(seq 1 "${PASSES:-2}"); do
   timeout 200 python3 plugins/matmul/torch_peer.py run --names "$names" \
     --out "$out/matmul_torch_$pass.json" >>"$log" 2>&1
   echo "torch pass $pass exit $?"
-  timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" \
+  timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" ${XF_ARGS:-} \
     --benchmark_out="$out/matmul_xfbench_$pass.json" --benchmark_out_format=json >>"$log" 2>&1
   echo "xfbench pass $pass exit $?"
   gpu
