@@ -4,6 +4,11 @@
     xfbench --benchmark_list_tests=true --benchmark_filter=Matmul/ > names.txt
     python3 torch_peer.py run --names names.txt --out torch.json     # Google Benchmark JSON
     python3 torch_peer.py compare --ours xf.json --peer torch.json   # ratio table, sweep bests
+    python3 torch_peer.py paired --names names.txt --xfbench build/bin/xfbench --out paired.json
+
+`paired` alternates the two sides on each case (torch, xfbench, xfbench, torch, ...; xfbench as a
+subprocess per run, its algorithm search included), so both meet the same GPU state, and reports
+the median of the per-pair ratios with their range.
 
 Same inputs (uniform in [-1, 1)), same protocol as xfbench's hot mode: 3 warm-up launches, one
 launch to size a batch of about 5 ms, then 20 timed batches between CUDA events; the per-launch
@@ -175,6 +180,58 @@ def compare(args):
         print(f"sweep best {dtype}: " + "; ".join(f"{v:.1f} at {n}" for v, n in top))
 
 
+def paired(args):
+    import os
+    import subprocess
+    import tempfile
+    import torch
+    names = [line.strip() for line in open(args.names) if line.strip()]
+    if args.filter:
+        names = [n for n in names if re.search(args.filter, n)]
+    dev = torch.device("cuda", args.device)
+    results = []
+    print(f"{'case':60s} {'torch':>8s} {'xfbench':>8s} {'ratio':>6s} {'min':>6s} {'max':>6s}")
+    for name in names:
+        case = parse(name)
+        if case is None or case["sweep"]:
+            continue
+        launch = make_launch(torch, case, dev)
+        sides = {"torch": [], "xfbench": []}
+        for p in range(args.pairs):
+            for side in (("torch", "xfbench") if p % 2 == 0 else ("xfbench", "torch")):
+                if side == "torch":
+                    torch.cuda.synchronize()
+                    if args.cooldown_ms > 0 and flops(case) >= COOLDOWN_FLOPS:
+                        time.sleep(args.cooldown_ms / 1e3)
+                    seconds, _ = time_launch(torch, launch)
+                    sides["torch"].append(flops(case) / seconds / 1e12)
+                    continue
+                fd, path = tempfile.mkstemp(suffix=".json")
+                os.close(fd)
+                try:
+                    subprocess.run([args.xfbench, f"--benchmark_filter=^{re.escape(name)}$",
+                                    f"--benchmark_out={path}", "--benchmark_out_format=json",
+                                    *args.xf_arg], check=True, capture_output=True)
+                    runs = [b for b in json.load(open(path))["benchmarks"]
+                            if "TFLOPS" in b and not b.get("error_occurred")]
+                finally:
+                    os.unlink(path)
+                if not runs:
+                    raise RuntimeError(f"xfbench gave no TFLOPS for {name}")
+                sides["xfbench"].append(runs[0]["TFLOPS"])
+        ratios = [x / t for x, t in zip(sides["xfbench"], sides["torch"])]
+        results.append({"name": name, **sides, "ratios": ratios})
+        print(f"{name.split('/iterations:')[0]:60s} {statistics.median(sides['torch']):8.1f} "
+              f"{statistics.median(sides['xfbench']):8.1f} {statistics.median(ratios):6.3f} "
+              f"{min(ratios):6.3f} {max(ratios):6.3f}", flush=True)
+    at_or_above = sum(statistics.median(r["ratios"]) >= 1 for r in results)
+    print(f"{at_or_above} of {len(results)} cases with a median paired ratio >= 1")
+    with open(args.out, "w") as f:
+        json.dump({"context": {"xfbench_runner": "pytorch-paired", "torch_version": torch.__version__,
+                               "gpu_name": torch.cuda.get_device_name(dev), "pairs": args.pairs},
+                   "cases": results}, f, indent=1)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -188,8 +245,17 @@ def main(argv=None):
     c = sub.add_parser("compare", help="TFLOPS side by side and the sweep's best shapes")
     c.add_argument("--ours", nargs="+", required=True, help="xfbench JSON files (runs pooled)")
     c.add_argument("--peer", nargs="+", default=[], help="torch_peer JSON files (runs pooled)")
+    q = sub.add_parser("paired", help="torch and xfbench alternating on each case")
+    q.add_argument("--names", required=True, help="file of case names (xfbench --benchmark_list_tests)")
+    q.add_argument("--filter", help="regex on the names")
+    q.add_argument("--xfbench", required=True, help="the xfbench executable")
+    q.add_argument("--xf-arg", action="append", default=[], help="extra xfbench argument (repeatable)")
+    q.add_argument("--pairs", type=int, default=5)
+    q.add_argument("--device", type=int, default=0)
+    q.add_argument("--cooldown-ms", type=int, default=150, help="idle pause before large cases")
+    q.add_argument("--out", default="paired.json")
     args = p.parse_args(argv)
-    return run(args) if args.command == "run" else compare(args)
+    return {"run": run, "compare": compare, "paired": paired}[args.command](args)
 
 
 if __name__ == "__main__":
