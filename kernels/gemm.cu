@@ -646,26 +646,32 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
   impl_->enqueue(stream, ops, first);
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  // About 2 ms per candidate and round; three rounds in alternating order so that clocks
-  // falling under power (or rising) favour no position; each candidate keeps its best round.
-  const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
-  for (int round = 0; round < 3; ++round) {
-    for (int step = 0; step < n; ++step) {
-      const int i = round % 2 ? n - 1 - step : step;
-      if (!runs[std::size_t(i)]) continue;
-      XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-      for (int j = 0; j < reps; ++j) impl_->enqueue(stream, ops, i);
-      XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-      r.seconds[std::size_t(i)] = std::min(r.seconds[std::size_t(i)], ev.seconds() / reps);
+  // Seconds per launch of each listed candidate: three rounds in alternating order, so that clocks
+  // falling under power (or rising) favour no position; each keeps its best round.
+  auto time_rounds = [&](const std::vector<int>& list, int reps) {
+    std::vector<double> t(list.size(), std::numeric_limits<double>::infinity());
+    for (int round = 0; round < 3; ++round) {
+      for (std::size_t step = 0; step < list.size(); ++step) {
+        const std::size_t j = round % 2 ? list.size() - 1 - step : step;
+        XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+        for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
+        XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+        t[j] = std::min(t[j], ev.seconds() / reps);
+      }
     }
-  }
-  // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
-  // near-ties in them are noise. Finalists: the three fastest of the bursts, cuBLASLt's first
-  // choice and cublasGemmEx (what torch.matmul runs). They meet again over ~10 ms runs, three
-  // rounds in alternating order; the fastest there wins.
+    return t;
+  };
+  // Bursts of about 2 ms per candidate and round.
+  const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
   std::vector<int> order;
   for (int i = 0; i < n; ++i)
-    if (std::isfinite(r.seconds[std::size_t(i)])) order.push_back(i);
+    if (runs[std::size_t(i)]) order.push_back(i);
+  const std::vector<double> burst = time_rounds(order, reps);
+  for (std::size_t j = 0; j < order.size(); ++j) r.seconds[std::size_t(order[j])] = burst[j];
+  // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
+  // near-ties in them are noise. Finalists: the three fastest of the bursts, cuBLASLt's first
+  // choice and cublasGemmEx (what torch.matmul runs). They meet again over ~10 ms runs; the
+  // fastest there wins.
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
     return r.seconds[std::size_t(x)] < r.seconds[std::size_t(y)];
   });
@@ -678,17 +684,7 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   }
   r.best = finalists.front();
   if (finalists.size() > 1) {
-    const int long_reps = int(std::clamp(5.0 * reps, 1.0, 500.0));
-    std::vector<double> t(finalists.size(), std::numeric_limits<double>::infinity());
-    for (int round = 0; round < 3; ++round) {
-      for (std::size_t step = 0; step < finalists.size(); ++step) {
-        const std::size_t j = round % 2 ? finalists.size() - 1 - step : step;
-        XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-        for (int rep = 0; rep < long_reps; ++rep) impl_->enqueue(stream, ops, finalists[j]);
-        XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-        t[j] = std::min(t[j], ev.seconds() / long_reps);
-      }
-    }
+    const std::vector<double> t = time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)));
     r.best = finalists[std::size_t(std::min_element(t.begin(), t.end()) - t.begin())];
   }
   impl_->sel = r.best;

@@ -92,6 +92,20 @@ def time_launch(torch, fn, iterations=20, warmup=3, target=5e-3, max_batch=2000)
     return statistics.fmean(per_launch), batch
 
 
+def read_names(args):
+    """The case names of --names, narrowed by --filter."""
+    names = [line.strip() for line in open(args.names) if line.strip()]
+    return [n for n in names if re.search(args.filter, n)] if args.filter else names
+
+
+def time_case(torch, case, launch, cooldown_ms):
+    """time_launch after the idle pause xfbench takes before large products."""
+    if cooldown_ms > 0 and flops(case) >= COOLDOWN_FLOPS:
+        torch.cuda.synchronize()
+        time.sleep(cooldown_ms / 1e3)
+    return time_launch(torch, launch)
+
+
 def cublaslt_version():
     """cuBLASLt as loaded into this process (torch's own copy), e.g. '13.1.0'."""
     import ctypes
@@ -108,9 +122,7 @@ def cublaslt_version():
 
 def run(args):
     import torch
-    names = [line.strip() for line in open(args.names) if line.strip()]
-    if args.filter:
-        names = [n for n in names if re.search(args.filter, n)]
+    names = read_names(args)
     dev = torch.device("cuda", args.device)
     entries = []
     for index, name in enumerate(names):
@@ -122,10 +134,7 @@ def run(args):
                  "threads": 1, "iterations": 20, "time_unit": "us"}
         try:
             launch = make_launch(torch, case, dev)
-            if args.cooldown_ms > 0 and flops(case) >= COOLDOWN_FLOPS:
-                torch.cuda.synchronize()
-                time.sleep(args.cooldown_ms / 1e3)
-            seconds, batch = time_launch(torch, launch)
+            seconds, batch = time_case(torch, case, launch, args.cooldown_ms)
             entry.update(real_time=seconds * 1e6, cpu_time=seconds * 1e6,
                          TFLOPS=flops(case) / seconds / 1e12, label=f"torch batch={batch}")
         except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
@@ -185,9 +194,9 @@ def paired(args):
     import subprocess
     import tempfile
     import torch
-    names = [line.strip() for line in open(args.names) if line.strip()]
-    if args.filter:
-        names = [n for n in names if re.search(args.filter, n)]
+    if args.pairs < 1:
+        sys.exit("--pairs must be >= 1")
+    names = read_names(args)
     dev = torch.device("cuda", args.device)
     results = []
     print(f"{'case':60s} {'torch':>8s} {'xfbench':>8s} {'ratio':>6s} {'min':>6s} {'max':>6s}")
@@ -200,10 +209,7 @@ def paired(args):
         for p in range(args.pairs):
             for side in (("torch", "xfbench") if p % 2 == 0 else ("xfbench", "torch")):
                 if side == "torch":
-                    torch.cuda.synchronize()
-                    if args.cooldown_ms > 0 and flops(case) >= COOLDOWN_FLOPS:
-                        time.sleep(args.cooldown_ms / 1e3)
-                    seconds, _ = time_launch(torch, launch)
+                    seconds, _ = time_case(torch, case, launch, args.cooldown_ms)
                     sides["torch"].append(flops(case) / seconds / 1e12)
                     continue
                 fd, path = tempfile.mkstemp(suffix=".json")
