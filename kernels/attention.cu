@@ -47,9 +47,7 @@ double attention_core_flops(const AttentionDesc& d) {
   return 4.0 * d.B * d.NH * double(d.Sq) * d.Sk * d.HD;
 }
 
-namespace {
-
-void check_desc(const AttentionDesc& d) {
+void check_attention_desc(const AttentionDesc& d) {
   if (d.precision != Precision::fp16 && d.precision != Precision::bf16)
     XF_THROW(InvalidArgument, "attention: precision must be fp16 or bf16");
   if (d.B < 1 || d.NH < 1 || d.Sq < 1 || d.Sk < 1 || d.HD < 1 || d.HD % 8 != 0)
@@ -58,6 +56,8 @@ void check_desc(const AttentionDesc& d) {
   if (!(d.dropout >= 0.f && d.dropout < 1.f))
     XF_THROW(InvalidArgument, "attention: dropout must be in [0, 1)");
 }
+
+namespace {
 
 // One operand of a per-(b, h) product: row pitch and the strides between batch items and heads.
 struct Operand {
@@ -147,7 +147,7 @@ struct UnfusedAttention::Impl {
 };
 
 UnfusedAttention::UnfusedAttention(const AttentionDesc& desc) : impl_(std::make_unique<Impl>()) {
-  check_desc(desc);
+  check_attention_desc(desc);
   const AttentionDesc& d = impl_->d = desc;
   const float scale = d.softmax_scale();
   const Operand Q{d.q.s, d.q.b, d.q.h}, K{d.k.s, d.k.b, d.k.h}, V{d.v.s, d.v.b, d.v.h},

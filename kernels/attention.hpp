@@ -1,9 +1,10 @@
-// Multi-head scaled dot-product attention, forward and backward, in two backends sharing one
+// Multi-head scaled dot-product attention, forward and backward, in backends sharing one
 // description:
 //   UnfusedAttention  HF "eager": scores = Q·Kᵀ (strided-batched cuBLASLt, kernels/gemm.hpp), the
 //                     masked softmax + dropout of softmax.hpp, O = P·V. Saves P ([B, NH, Sq, Sk]).
 //   CudnnAttention    fused flash attention: cuDNN's SDPA forward/backward through cudnn-frontend's
 //                     graph API (cudnn_attention.cpp); saves only the softmax statistics.
+//   FlashAttention    xfbench's own fused kernel (flash_attention.cu), forward only so far.
 //
 //   O[b,h] = dropout(softmax(scale · Q[b,h]·K[b,h]ᵀ + masks)) · V[b,h]
 //
@@ -55,6 +56,9 @@ const char* to_string(QkvLayout l);
 AttentionDesc self_attention_desc(Precision precision, int B, int NH, int S, int HD,
                                   QkvLayout layout);
 std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD);
+
+// Throws InvalidArgument when a description is malformed (any backend).
+void check_attention_desc(const AttentionDesc& d);
 
 // FLOPs of the two attention products, forward (4·B·NH·Sq·Sk·HD; the seeds' 4bs²h); the backward
 // is twice that.
@@ -114,6 +118,23 @@ class CudnnAttention {
  private:
   struct Impl;
   std::shared_ptr<Impl> impl_;
+};
+
+// xfbench's own flash attention (flash_attention.cu): one kernel computes O tile by tile with an
+// online softmax and draws the dropout mask in registers from the same Philox stream as the
+// unfused backend (philox.hpp), so both give the same O for the same Dropout. Forward only so far;
+// takes HD = 64, Sq and Sk multiples of 64, no masks or bias (Unsupported otherwise).
+class FlashAttention {
+ public:
+  // Throws InvalidArgument on a bad description, Unsupported on one the kernel does not take.
+  explicit FlashAttention(const AttentionDesc& desc);
+  const AttentionDesc& desc() const { return desc_; }
+  // Q, K, V, O need 16-byte aligned rows. dropout.p must equal desc.dropout.
+  void forward(void* o, const void* q, const void* k, const void* v, Dropout dropout,
+               cudaStream_t stream) const;
+
+ private:
+  AttentionDesc desc_;
 };
 
 }  // namespace xfbench::kernels

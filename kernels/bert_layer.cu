@@ -13,7 +13,14 @@
 namespace xfbench::kernels {
 
 const char* to_string(AttentionBackend b) {
-  return b == AttentionBackend::fused ? "fused" : "unfused";
+  switch (b) {
+    case AttentionBackend::fused:
+      return "fused";
+    case AttentionBackend::flash:
+      return "flash";
+    default:
+      return "unfused";
+  }
 }
 
 const char* to_string(BertPart p) {
@@ -61,6 +68,15 @@ void check_bert_config(const BertConfig& c) {
     XF_THROW(Unsupported,
              "cuDNN SDPA takes head dims up to 128, not " + std::to_string(c.head_dim()));
   }
+  if (c.backend == AttentionBackend::flash) {
+    if (c.backward)
+      XF_THROW(Unsupported,
+               "xfbench's flash attention has no backward yet (forward-only runs; "
+               "training uses the fused or unfused backend)");
+    if (c.head_dim() != 64 || c.seq % 64 != 0)
+      XF_THROW(Unsupported, "xfbench's flash attention takes head dim 64 and seq % 64 == 0, not " +
+                                std::to_string(c.head_dim()) + " and " + std::to_string(c.seq));
+  }
   if (c.dropout < 0.f || c.dropout >= 1.f) bad("dropout must be in [0, 1)");
 }
 
@@ -102,6 +118,7 @@ struct BertLayer::Impl {
   std::size_t bytes = 0;
   std::unique_ptr<UnfusedAttention> unfused;
   std::unique_ptr<CudnnAttention> fused;
+  std::unique_ptr<FlashAttention> flash;
   AttentionDesc attn;
   // GEMM plans (cached process-wide by gemm_plan).
   Gemm *qkv = nullptr, *proj = nullptr, *up = nullptr, *down = nullptr;
@@ -215,6 +232,8 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
       // is the backward's scratch.
       m.alloc("probs", m.unfused->probs_elements(), m.elem);
       if (train || c.dropout > 0.f) m.alloc("probs_work", m.unfused->probs_elements(), m.elem);
+    } else if (c.backend == AttentionBackend::flash) {
+      m.flash = std::make_unique<FlashAttention>(m.attn);  // forward only (check_bert_config)
     } else {
       m.fused = std::make_unique<CudnnAttention>(m.attn, train);
       if (train) m.alloc("stats", m.fused->stats_elements(), 4);
@@ -346,6 +365,8 @@ void attention_forward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, v
   if (m.unfused) {
     m.unfused->forward(m.t("ctx"), m.t("probs"), m.t("probs_work"), q, k, v, nullptr, nullptr,
                        probs_drop, s);
+  } else if (m.flash) {
+    m.flash->forward(m.t("ctx"), q, k, v, probs_drop, s);
   } else {
     m.fused->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, nullptr, probs_drop,
                      m.t("attn_ws"), s);

@@ -1,7 +1,8 @@
 // HF BertLayer (post-LayerNorm encoder block) forward and backward on the kernels of this folder:
 //
 //   qkv  = x·Wqkvᵀ + bqkv                      GEMM with bias epilogue           [T, 3H]
-//   ctx  = attention(qkv)                      unfused (eager) or cuDNN SDPA     [T, H]
+//   ctx  = attention(qkv)                      unfused (eager), cuDNN SDPA, or   [T, H]
+//                                              xfbench's flash (forward only)
 //   h1   = LN1(dropout(ctx·Woᵀ + bo) + x)      GEMM, fused bias/dropout/residual/LN
 //   pre  = h1·Wiᵀ                              GEMM                              [T, I]
 //   act  = gelu(pre + bi)                      erf GELU (BERT's "gelu")
@@ -26,7 +27,7 @@
 
 namespace xfbench::kernels {
 
-enum class AttentionBackend { unfused, fused };
+enum class AttentionBackend { unfused, fused, flash };
 enum class BertPart { layer, dense, dense_gelu, ffn, attention };
 const char* to_string(AttentionBackend b);
 const char* to_string(BertPart p);

@@ -75,12 +75,18 @@ struct DropoutMask {
         offset(d.offset) {}
   XF_HOST_DEVICE bool active() const { return threshold < 65536u; }
 
-  // Bit j of the result: element 8 * group + j is kept.
-  XF_HOST_DEVICE unsigned keep8(std::uint64_t group) const {
-    detail::Philox4 r = detail::philox4x32_10(
+  // The 128 random bits of elements 8 * group ... + 7: element 8 * group + j is kept when the
+  // 16-bit half j % 2 (low first) of word j / 2 is below threshold.
+  XF_HOST_DEVICE detail::Philox4 random(std::uint64_t group) const {
+    return detail::philox4x32_10(
         {static_cast<std::uint32_t>(group), static_cast<std::uint32_t>(group >> 32),
          static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32)},
         static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  }
+
+  // Bit j of the result: element 8 * group + j is kept.
+  XF_HOST_DEVICE unsigned keep8(std::uint64_t group) const {
+    const detail::Philox4 r = random(group);
     std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
     unsigned bits = 0;
     for (int j = 0; j < 8; ++j) {

@@ -1,6 +1,7 @@
 // The BertLayer family: HF BertLayer of bert-large (hidden 1024, 16 heads, intermediate 4096,
 // post-LN, erf GELU, dropout 0.1 active as in training), forward and forward+backward, with the
-// unfused (eager) and fused (cuDNN flash attention) backends, and the seeds' parts of the layer.
+// unfused (eager), fused (cuDNN flash attention) and flash (xfbench's own flash attention kernel,
+// forward only) backends, and the seeds' parts of the layer.
 #include <string>
 #include <vector>
 
@@ -77,6 +78,12 @@ std::vector<std::string> names(const char* flag, const std::string& help,
   return given;
 }
 
+AttentionBackend backend_of(const std::string& name) {
+  if (name == "fused") return AttentionBackend::fused;
+  if (name == "flash") return AttentionBackend::flash;
+  return AttentionBackend::unfused;
+}
+
 void add(const Spec& base, const std::string& name) {
   Spec spec = base;
   try {
@@ -104,8 +111,8 @@ void register_cases() {
   const std::vector<std::string> dtypes = names(
       "bert_dtypes", "BertLayer dtypes (default fp16,bf16)", {"fp16", "bf16"}, {"fp16", "bf16"});
   const std::vector<std::string> backends =
-      names("bert_backends", "BertLayer attention backends (default unfused,fused)",
-            {"unfused", "fused"}, {"unfused", "fused"});
+      names("bert_backends", "BertLayer attention backends (default unfused,fused,flash)",
+            {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
   const bool search =
       flag_bool("bert_search", true, "BertLayer: search cuBLASLt algorithms per GEMM first");
   const bool default_model =
@@ -124,11 +131,12 @@ void register_cases() {
     const auto precision = d == "fp16" ? kernels::Precision::fp16 : kernels::Precision::bf16;
     for (const std::string& be : backends) {
       for (const char* pass : {"fwd", "fwdbwd"}) {
+        if (be == "flash" && std::string(pass) == "fwdbwd") continue;  // no flash backward yet
         for (int seq : seqs) {
           for (int batch : batches) {
             Spec s{model, BertPart::layer, std::string(pass) == "fwdbwd", "", search};
             s.config.precision = precision;
-            s.config.backend = be == "fused" ? AttentionBackend::fused : AttentionBackend::unfused;
+            s.config.backend = backend_of(be);
             s.config.seq = seq, s.config.batch = batch;
             s.config.backward = s.backward;
             add(s, "BertLayer/" + be + "/" + d + "/" + pass + "/seq:" + std::to_string(seq) +
@@ -144,11 +152,11 @@ void register_cases() {
         if (part != BertPart::attention && be != backends.front()) continue;
         Spec s{model, part, false, "", search};
         s.config.precision = precision;
-        s.config.backend = be == "fused" ? AttentionBackend::fused : AttentionBackend::unfused;
+        s.config.backend = backend_of(be);
         s.config.seq = 128, s.config.batch = 64;
         s.config.backward = false;
         std::string p = kernels::to_string(part);
-        if (part == BertPart::attention && be == "fused") p = "attention_fused";
+        if (part == BertPart::attention && be != "unfused") p = "attention_" + be;
         add(s, "BertLayer/part:" + p + "/" + d + "/fwd/seq:128/batch:64" + model_tag);
       }
     }
@@ -159,6 +167,6 @@ void register_cases() {
 }  // namespace xfbench::bert
 
 XFBENCH_PLUGIN("bert_layer", "1.0.0",
-               "HF BertLayer (bert-large) forward and backward: unfused and cuDNN fused attention, "
-               "and its parts",
+               "HF BertLayer (bert-large) forward and backward: unfused, cuDNN fused and xfbench "
+               "flash attention, and its parts",
                xfbench::bert::register_cases)

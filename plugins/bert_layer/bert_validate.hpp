@@ -2,9 +2,13 @@
 // off) against the float64 CPU reference, forward output and every gradient.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
+#include <vector>
 
 #include "kernels/bert_layer.hpp"
+#include "xfbench/dtype.hpp"
 
 namespace xfbench::bert {
 
@@ -21,5 +25,9 @@ struct BertTolerances {
 // Throws ValidationError naming the first tensor out of tolerance; returns the worst error seen
 // ("rel_l2 3.1e-3 in dwi") for the case's label. Cached per configuration: runs once per process.
 std::string validate_bert(const kernels::BertConfig& config, kernels::BertPart part, bool backward);
+
+// A layer tensor (fp16 or bf16 as `t`) copied to the host as doubles, after the stream's work.
+std::vector<double> download(const kernels::BertLayer& layer, const std::string& name, Dtype t,
+                             cudaStream_t s);
 
 }  // namespace xfbench::bert

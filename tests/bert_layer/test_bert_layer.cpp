@@ -174,6 +174,52 @@ TEST(BertGpuForwardOnly, SameOutputLessMemory) {
   }
 }
 
+// xfbench's flash backend (forward only): against float64 with dropout off, and against the
+// unfused backend with dropout on (both draw the attention mask from the same Philox stream).
+TEST(BertFlash, ForwardMatchesReferenceAndUnfused) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  for (auto precision : {kernels::Precision::fp16, kernels::Precision::bf16}) {
+    for (BertPart part : {BertPart::layer, BertPart::attention}) {
+      BertConfig c;
+      c.hidden = 256, c.heads = 4, c.intermediate = 1024;
+      c.precision = precision, c.backend = AttentionBackend::flash, c.backward = false;
+      std::string worst;
+      ASSERT_NO_THROW(worst = bert::validate_bert(c, part, false)) << kernels::to_string(part);
+      std::printf("  %s %s worst: %s\n", kernels::to_string(precision), kernels::to_string(part),
+                  worst.c_str());
+    }
+  }
+  BertConfig c;
+  c.hidden = 512, c.heads = 8, c.intermediate = 2048, c.batch = 2, c.seq = 128;
+  c.dropout = 0.1f, c.backward = false;
+  BertConfig u = c;
+  c.backend = AttentionBackend::flash, u.backend = AttentionBackend::unfused;
+  Stream s;
+  kernels::BertLayer flash(c), unfused(u);
+  bert::init_layer(flash, 5, s);
+  bert::init_layer(unfused, 5, s);
+  flash.forward(s, 3);
+  unfused.forward(s, 3);
+  const std::vector<double> a = bert::download(flash, "out", Dtype::fp16, s),
+                            b = bert::download(unfused, "out", Dtype::fp16, s);
+  EXPECT_LT(compare(a, b).rel_l2_error, 2e-3);
+  flash.forward(s, 4);  // another step, another mask
+  EXPECT_GT(compare(bert::download(flash, "out", Dtype::fp16, s), b).rel_l2_error, 1e-2);
+}
+
+TEST(BertFlash, RejectsWhatItCannotRun) {
+  BertConfig c;
+  c.backend = AttentionBackend::flash;
+  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);  // training: no flash backward yet
+  c.backward = false;
+  EXPECT_NO_THROW(kernels::check_bert_config(c));
+  c.seq = 96;
+  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+  c.seq = 128, c.hidden = 2048;  // head dim 128
+  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+}
+
 // Model dimensions that cannot be built are rejected at registration, before any GPU work.
 TEST(BertFlags, BadDimensionsExitWithTheReason) {
   xftest::HostResult r =

@@ -1,6 +1,7 @@
-// Attention forward/backward, both backends, on packed QKV in both layouts, against the float64
+// Attention forward/backward, all backends, on packed QKV in both layouts, against the float64
 // reference: padding mask, causal mask, score bias and (unfused) dropout with the exact mask.
-// cuDNN draws its own dropout mask, so its dropout is checked for determinism and effect only.
+// cuDNN draws its own dropout mask, so its dropout is checked for determinism and effect only;
+// the flash forward uses the unfused backend's mask and is checked against it exactly.
 //
 // Tolerances (eps = 2^-11 fp16, 2^-8 bf16; P is rounded to storage before P·V, as in HF):
 //   O           4 eps relative + 4 eps · max|ref| absolute
@@ -220,6 +221,64 @@ TYPED_TEST(Attention, CudnnDropoutIsSeeded) {
   const double rel = std::sqrt(num / den);
   EXPECT_GT(rel, 0.01);
   EXPECT_LT(rel, 1.0);
+}
+
+template <class T>
+void check_flash(const Case& c) {
+  SCOPED_TRACE(c.str());
+  Problem<T> pr(c);
+  xk::FlashAttention attn(pr.desc);
+  const xk::Dropout drop{c.p, 11, 3};
+  attn.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  pr.reference(drop);
+  const auto& d = pr.desc;
+  EXPECT_TRUE(close_scaled<T>("O", gather(pr.o.host(), 0, d.o, d.B, d.NH, d.Sq, d.HD), pr.r_o, 4));
+}
+
+// The forward against float64 with the exact Philox mask (the unfused backend's), including a
+// query count that leaves the last 128-row block half empty and several key tiles.
+TYPED_TEST(Attention, FlashForwardMatchesReference) {
+  for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
+    check_flash<TypeParam>({2, 3, 64, 64, layout, false, false, false, 0.f});
+    check_flash<TypeParam>({2, 2, 192, 64, layout, false, false, false, 0.1f});
+    check_flash<TypeParam>({1, 2, 256, 64, layout, false, false, false, 0.3f});
+  }
+}
+
+// Same Dropout, same mask: the flash and unfused forwards agree with dropout on (bert-large heads).
+TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
+  using T = TypeParam;
+  const Case c{2, 16, 512, 64, xk::QkvLayout::bshd, false, false, false, 0.1f};
+  Problem<T> pr(c);
+  xk::FlashAttention flash(pr.desc);
+  xk::UnfusedAttention unfused(pr.desc);
+  Dev<T> probs(unfused.probs_elements()), work(unfused.probs_elements()), o2(pr.o_n);
+  const xk::Dropout drop{0.1f, 1234, 77};
+  flash.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  unfused.forward(o2.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
+                  nullptr, drop, nullptr);
+  const auto a = pr.o.host(), b = o2.host();
+  EXPECT_TRUE(close_scaled<T>("O flash vs unfused", a, b, 8));  // each within 4 eps of exact
+  // A different seed must change the output (the mask is really applied).
+  flash.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), {0.1f, 1235, 77}, nullptr);
+  EXPECT_NE(pr.o.host(), a);
+}
+
+TEST(Attention, FlashRejectsWhatItCannotRun) {
+  auto d = xk::self_attention_desc(xk::Precision::fp16, 2, 4, 128, 64, xk::QkvLayout::bshd);
+  auto with = [&](auto edit) {
+    auto e = d;
+    edit(e);
+    return e;
+  };
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 128; })), xfbench::Unsupported);
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.Sq = e.Sk = 100; })), xfbench::Unsupported);
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.causal = true; })), xfbench::Unsupported);
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.padding_mask = true; })),
+               xfbench::Unsupported);
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.dropout = 1.f; })),
+               xfbench::InvalidArgument);
+  EXPECT_NO_THROW(xk::FlashAttention{d});
 }
 
 TEST(AttentionDesc, LayoutsAndFlops) {
