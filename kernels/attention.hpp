@@ -124,17 +124,24 @@ class CudnnAttention {
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
 // unfused backend (philox.hpp), so both give the same O for the same Dropout. Forward only so far;
 // takes HD = 64, Sq and Sk multiples of 64, no masks or bias (Unsupported otherwise).
+//   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
+//                      (CUDA architecture 90 is compiled as 90a for this file), else mma.sync
+//   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
+enum class FlashKernel { best, mma };
+
 class FlashAttention {
  public:
   // Throws InvalidArgument on a bad description, Unsupported on one the kernel does not take.
-  explicit FlashAttention(const AttentionDesc& desc);
+  explicit FlashAttention(const AttentionDesc& desc, FlashKernel kernel = FlashKernel::best);
   const AttentionDesc& desc() const { return desc_; }
+  bool uses_wgmma() const { return wgmma_; }
   // Q, K, V, O need 16-byte aligned rows. dropout.p must equal desc.dropout.
   void forward(void* o, const void* q, const void* k, const void* v, Dropout dropout,
                cudaStream_t stream) const;
 
  private:
   AttentionDesc desc_;
+  bool wgmma_ = false;
 };
 
 }  // namespace xfbench::kernels

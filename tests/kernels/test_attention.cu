@@ -224,10 +224,11 @@ TYPED_TEST(Attention, CudnnDropoutIsSeeded) {
 }
 
 template <class T>
-void check_flash(const Case& c) {
+void check_flash(const Case& c, xk::FlashKernel kernel) {
   SCOPED_TRACE(c.str());
   Problem<T> pr(c);
-  xk::FlashAttention attn(pr.desc);
+  xk::FlashAttention attn(pr.desc, kernel);
+  SCOPED_TRACE(attn.uses_wgmma() ? "wgmma" : "mma.sync");
   const xk::Dropout drop{c.p, 11, 3};
   attn.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
   pr.reference(drop);
@@ -236,13 +237,15 @@ void check_flash(const Case& c) {
 }
 
 // The forward against float64 with the exact Philox mask (the unfused backend's), including a
-// query count that leaves the last 128-row block half empty and several key tiles.
+// query count that leaves the last 128-row block half empty and several key tiles; both kernels
+// (on a Hopper GPU `best` is the wgmma one).
 TYPED_TEST(Attention, FlashForwardMatchesReference) {
-  for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
-    check_flash<TypeParam>({2, 3, 64, 64, layout, false, false, false, 0.f});
-    check_flash<TypeParam>({2, 2, 192, 64, layout, false, false, false, 0.1f});
-    check_flash<TypeParam>({1, 2, 256, 64, layout, false, false, false, 0.3f});
-  }
+  for (auto kernel : {xk::FlashKernel::best, xk::FlashKernel::mma})
+    for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
+      check_flash<TypeParam>({2, 3, 64, 64, layout, false, false, false, 0.f}, kernel);
+      check_flash<TypeParam>({2, 2, 192, 64, layout, false, false, false, 0.1f}, kernel);
+      check_flash<TypeParam>({1, 2, 256, 64, layout, false, false, false, 0.3f}, kernel);
+    }
 }
 
 // Same Dropout, same mask: the flash and unfused forwards agree with dropout on (bert-large heads).
@@ -250,7 +253,7 @@ TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
   using T = TypeParam;
   const Case c{2, 16, 512, 64, xk::QkvLayout::bshd, false, false, false, 0.1f};
   Problem<T> pr(c);
-  xk::FlashAttention flash(pr.desc);
+  xk::FlashAttention flash(pr.desc), flash_mma(pr.desc, xk::FlashKernel::mma);
   xk::UnfusedAttention unfused(pr.desc);
   Dev<T> probs(unfused.probs_elements()), work(unfused.probs_elements()), o2(pr.o_n);
   const xk::Dropout drop{0.1f, 1234, 77};
@@ -259,6 +262,8 @@ TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
                   nullptr, drop, nullptr);
   const auto a = pr.o.host(), b = o2.host();
   EXPECT_TRUE(close_scaled<T>("O flash vs unfused", a, b, 8));  // each within 4 eps of exact
+  flash_mma.forward(o2.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  EXPECT_TRUE(close_scaled<T>("O flash wgmma vs mma.sync", a, o2.host(), 8));
   // A different seed must change the output (the mask is really applied).
   flash.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), {0.1f, 1235, 77}, nullptr);
   EXPECT_NE(pr.o.host(), a);
