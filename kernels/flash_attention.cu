@@ -227,6 +227,7 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
                                         const float (&o)[MT][8][4], std::uint16_t* stage,
                                         int warp_row0, int m0, int b, int h) {
   const int lane = threadIdx.x % 32;
+  __syncwarp();  // the warp's earlier reads of these rows (Q fragments) come first
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
