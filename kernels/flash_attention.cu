@@ -501,10 +501,12 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
     if (s->b % 8 || s->h % 8 || s->s % 8)
       XF_THROW(InvalidArgument, "flash attention: strides must be multiples of 8 elements");
 #if defined(XF_FLASH_WGMMA)  // this build has the sm_90a kernel (kernels/CMakeLists.txt)
+  // No usable GPU here: the description is still checked; forward() reports the CUDA error.
   int device = 0, major = 0, minor = 0;
-  XF_CUDA_CHECK(cudaGetDevice(&device));
-  XF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  XF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    cudaGetLastError();
   wgmma_ = kernel == FlashKernel::best && major == 9 && minor == 0;
 #else
   (void)kernel;
