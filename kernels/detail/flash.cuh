@@ -1,0 +1,295 @@
+// Internals of xfbench's flash attention forward (attention.hpp), shared by its two kernels:
+// flash_attention.cu (mma.sync, any sm_80+ GPU) and flash_attention_sm90.cu (Hopper's warpgroup
+// MMAs). Include only from those files.
+//
+// Both walk the keys of one (b, h) in tiles of 64 for a block of query rows: S = Q·Kᵀ in fp32
+// registers, the online softmax (running max and sum per row, base-2 exponent), the dropout mask,
+// then O += P·V with P rounded to storage precision. The row sum uses the kept and dropped
+// probabilities alike (softmax first, dropout after, as in PyTorch); the 1/(1-p) scale is folded
+// into the final 1/sum.
+//
+// The dropout mask is philox.hpp's over [B, NH, Sq, Sk]: one Philox call covers 8 consecutive
+// keys of a row. In an mma tile a thread holds columns 2·q, 2·q + 1 (q = lane % 4) of each n8
+// tile, so K and V rows are stored in shared memory permuted (key_order): the thread's 16 columns
+// of a row are then 16 consecutive keys, two whole Philox calls with nothing to exchange, and the
+// words of a call map to its columns in order. P·V sums over keys in any order as long as P's
+// columns and V's rows agree.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/attention.hpp"
+
+namespace xfbench::kernels::detail {
+
+constexpr int kHD = 64;           // head dimension the kernel takes
+constexpr int kBlockM = 128;      // query rows per block
+constexpr int kBlockN = 64;       // keys per tile
+constexpr int kChunks = kHD / 8;  // 16-byte chunks per row
+
+struct FlashParams {
+  const char *q, *k, *v;  // element 0 of (b=0, h=0)
+  char* o;
+  HeadStrides sq, sk, sv, so;  // in elements
+  int NH, Sq, Sk;
+  float scale_log2;  // softmax scale · log2(e)
+  DropoutMask drop;
+};
+
+// Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
+// row, so the 8 rows an ldmatrix reads (and cp.async writes) fall in distinct banks.
+__device__ __forceinline__ int swizzled(int row, int chunk) {
+  return row * kHD + ((chunk ^ (row & 7)) << 3);
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared; zero-filled when !valid (the source is then not read).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid = true) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n"); }
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+// c += a·b for one m16n8k16 tile, fp32 accumulation.
+template <class T>
+__device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                    std::uint32_t b1) {
+  if constexpr (std::is_same<T, __half>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+template <class T>
+__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same<T, __half>::value) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&h);
+  } else {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&h);
+  }
+}
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Max and sum over the four threads of a quad (they hold one row of an mma tile).
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Shared row of key `key` of a 64-key tile: S column c = 8·nt + 2·q + e holds key 16·q + 2·nt + e.
+__device__ __forceinline__ int key_order(int key) {
+  return ((key % 16) / 2) * 8 + (key / 16) * 2 + key % 2;
+}
+
+// Copies `Rows` rows of 64 elements (row stride `ld` elements) into a swizzled shared tile, rows
+// at or past `valid_rows` zero-filled; KeyOrder stores source row r at row key_order(r).
+template <int Rows, int Threads, bool KeyOrder = false>
+__device__ __forceinline__ void load_tile(std::uint16_t* tile, const char* src, std::int64_t ld,
+                                          int valid_rows) {
+  constexpr int kPerThread = Rows * kChunks / Threads;
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int idx = threadIdx.x + i * Threads, row = idx / kChunks, chunk = idx % kChunks;
+    const bool valid = row < valid_rows;
+    cp_async16(tile + swizzled(KeyOrder ? key_order(row) : row, chunk),
+               src + (valid ? row * ld * 2 + chunk * 16 : 0), valid);
+  }
+}
+
+// The per-tile work both kernels share. A thread's S and O fragments are mma tiles [MT][8][4]
+// (m16n8 accumulator layout: rows lane/4 and lane/4 + 8 of each 16-row tile, columns 2·(lane%4)
+// + {0, 1} of each n8 tile); wgmma's accumulators have the same layout per warp.
+template <int MT>
+struct RowState {
+  float max[MT][2], sum[MT][2];
+  __device__ RowState() {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      max[mt][0] = max[mt][1] = -INFINITY, sum[mt][0] = sum[mt][1] = 0;
+  }
+
+  // s <- exp2(s·scale_log2 - new row max); O and the running sums are rescaled to the new max.
+  __device__ __forceinline__ void softmax(float (&s)[MT][8][4], float (&o)[MT][8][4],
+                                          float scale_log2) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+          mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
+        const float m_new = fmaxf(max[mt][hf], quad_max(mx) * scale_log2);
+        const float corr = exp2_approx(max[mt][hf] - m_new);
+        max[mt][hf] = m_new;
+        float rs = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& x = s[mt][nt][2 * hf + e];
+            x = exp2_approx(fmaf(x, scale_log2, -m_new));
+            rs += x;
+          }
+        sum[mt][hf] = sum[mt][hf] * corr + rs;
+#pragma unroll
+        for (int dt = 0; dt < 8; ++dt) o[mt][dt][2 * hf] *= corr, o[mt][dt][2 * hf + 1] *= corr;
+      }
+  }
+};
+
+// Zeroes the dropped probabilities of key tile `t`. row_groups: Philox group of this thread's
+// first row and first key (16·(lane%4)) of tile 0; rows mt·16 + hf·8 further down follow.
+template <int MT>
+__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const DropoutMask& drop,
+                                          std::uint64_t row_groups, std::uint64_t groups_per_row,
+                                          int t) {
+  const std::uint32_t keep_lo = drop.threshold, keep_hi = drop.threshold << 16;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        const detail::Philox4 r =
+            drop.random(row_groups + (mt * 16 + hf * 8) * groups_per_row + t * (kBlockN / 8) + g);
+        const std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float* x = s[mt][4 * g + j] + 2 * hf;
+          if ((words[j] & 0xFFFFu) >= keep_lo) x[0] = 0.f;
+          if (words[j] >= keep_hi) x[1] = 0.f;
+        }
+      }
+}
+
+// P (S's probabilities in storage precision) as the A fragments of the four 16-key steps: n
+// tiles 2j and 2j + 1 of S are key step j.
+template <class T, int MT>
+__device__ __forceinline__ void pack_p(std::uint32_t (&pa)[4][MT][4], const float (&s)[MT][8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      pa[kk][mt][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      pa[kk][mt][1] = pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      pa[kk][mt][2] = pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      pa[kk][mt][3] = pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
+}
+
+// O / row sum · 1/(1-p), staged through the warp's own rows of `stage` (rows warp_row0 ...
+// + 16·MT of the block) for 16-byte stores.
+template <class T, int MT>
+__device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>& rows,
+                                        const float (&o)[MT][8][4], std::uint16_t* stage,
+                                        int warp_row0, int m0, int b, int h) {
+  const int lane = threadIdx.x % 32;
+  __syncwarp();  // the warp's earlier reads of these rows (Q fragments) come first
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const float inv = p.drop.scale / quad_sum(rows.sum[mt][hf]);
+      const int row = warp_row0 + mt * 16 + hf * 8 + lane / 4;
+#pragma unroll
+      for (int dt = 0; dt < 8; ++dt)
+        *reinterpret_cast<std::uint32_t*>(stage + swizzled(row, dt) + 2 * (lane % 4)) =
+            pack2<T>(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
+    }
+  __syncwarp();
+  char* out = p.o + 2 * (b * p.so.b + h * p.so.h);
+#pragma unroll
+  for (int i = 0; i < 4 * MT; ++i) {
+    const int row = warp_row0 + i * 4 + lane / 8, chunk = lane % 8;
+    if (m0 + row < p.Sq)
+      *reinterpret_cast<int4*>(out + ((m0 + row) * p.so.s + chunk * 8) * 2) =
+          *reinterpret_cast<const int4*>(stage + swizzled(row, chunk));
+  }
+}
+
+// A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the head's keys,
+// and the cp.async copies of its tiles into shared memory (one group per call).
+template <int Threads>
+struct BlockTiles {
+  int m0, h, b, tiles;
+  const char *q, *k, *v;
+
+  __device__ explicit BlockTiles(const FlashParams& p)
+      : m0(blockIdx.x * kBlockM),
+        h(blockIdx.y),
+        b(blockIdx.z),
+        tiles(p.Sk / kBlockN),
+        q(p.q + 2 * (b * p.sq.b + h * p.sq.h + std::int64_t(m0) * p.sq.s)),
+        k(p.k + 2 * (b * p.sk.b + h * p.sk.h)),
+        v(p.v + 2 * (b * p.sv.b + h * p.sv.h)) {}
+
+  // The Q rows (past Sq zero-filled) with key tile 0.
+  __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
+                                  std::uint16_t* sV) const {
+    load_tile<kBlockM, Threads>(sQ, q, p.sq.s, p.Sq - m0);
+    load_keys(p, 0, sK, sV);
+  }
+  // K and V of key tile t, rows in key_order.
+  __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK,
+                            std::uint16_t* sV) const {
+    load_tile<kBlockN, Threads, true>(sK, k + std::int64_t(t) * kBlockN * p.sk.s * 2, p.sk.s,
+                                      kBlockN);
+    load_tile<kBlockN, Threads, true>(sV, v + std::int64_t(t) * kBlockN * p.sv.s * 2, p.sv.s,
+                                      kBlockN);
+    cp_async_commit();
+  }
+};
+
+// Philox group of element (row, 16·(lane%4)) of [B, NH, Sq, Sk] (the first key a thread holds).
+__device__ __forceinline__ std::uint64_t first_group(const FlashParams& p, int b, int h, int row) {
+  return ((std::uint64_t(b) * p.NH + h) * p.Sq + row) * std::uint64_t(p.Sk / 8) +
+         2 * (threadIdx.x % 4);
+}
+
+// Launchers, one per kernel file; B: batch (the grid's z).
+void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
+void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
+
+}  // namespace xfbench::kernels::detail

@@ -1,0 +1,151 @@
+// xfbench's flash attention forward on Hopper's warpgroup MMAs (wgmma), which only the
+// arch-specific target sm_90a has: kernels/CMakeLists.txt compiles this file for 90a where the
+// build covers 90 (elsewhere the kernel is empty and FlashAttention never launches it).
+//
+// Two warpgroups of 64 query rows. S = Q·Kᵀ reads Q and K straight from shared memory and P·V
+// takes P from registers, both as asynchronous warpgroup MMAs, so the tensor cores of one
+// warpgroup's products run while the other warpgroup does its softmax and dropout. The shared
+// tiles of detail/flash.cuh are exactly wgmma's 128-byte-swizzled layouts: K-major for Q and K,
+// MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
+// overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
+#include "kernels/detail/flash.cuh"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels::detail {
+namespace {
+
+constexpr int kWgThreads = 256;
+
+__device__ __forceinline__ std::uint64_t wgmma_desc(const void* tile, std::uint32_t lbo,
+                                                    std::uint32_t sbo) {
+  return std::uint64_t((smem_addr(tile) & 0x3FFFF) >> 4) | std::uint64_t(lbo >> 4) << 16 |
+         std::uint64_t(sbo >> 4) << 32 | std::uint64_t(1) << 62;  // 1: 128-byte swizzle
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define XF_WGMMA_D                                                                              \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define XF_WGMMA_D_OPERANDS(d)                                                                  \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),     \
+      "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+      "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), \
+      "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
+      "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), \
+      "+f"(d[7][2]), "+f"(d[7][3])
+
+// d (+)= A·B, m64n64k16, A and B K-major in shared memory.
+template <class T>
+__device__ __forceinline__ void wgmma_ss(float (&d)[8][4], std::uint64_t a, std::uint64_t b,
+                                         int accumulate) {
+  if constexpr (std::is_same<T, __half>::value)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " XF_WGMMA_D
+        ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : XF_WGMMA_D_OPERANDS(d)
+        : "l"(a), "l"(b), "r"(accumulate));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " XF_WGMMA_D
+        ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : XF_WGMMA_D_OPERANDS(d)
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// d += A·B, m64n64k16, A from registers (mma A fragment layout per warp), B MN-major in shared.
+template <class T>
+__device__ __forceinline__ void wgmma_rs(float (&d)[8][4], const std::uint32_t (&a)[4],
+                                         std::uint64_t b) {
+  if constexpr (std::is_same<T, __half>::value)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " XF_WGMMA_D
+        ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : XF_WGMMA_D_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " XF_WGMMA_D
+        ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : XF_WGMMA_D_OPERANDS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+#undef XF_WGMMA_D
+#undef XF_WGMMA_D_OPERANDS
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit_and_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+// Makes this thread's cp.async writes to shared memory visible to wgmma (the async proxy).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+#endif
+
+template <class T>
+__global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(FlashParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) std::uint16_t smem[];  // 128-byte swizzle: 1024-byte atoms
+  std::uint16_t* sQ = smem;
+  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kBlockN) * kHD; };
+  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * kHD; };
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
+  const BlockTiles<kWgThreads> blk(p);
+  blk.load_q_and_keys(p, sQ, sK(0), sV(0));
+
+  float o[1][8][4] = {};
+  RowState<1> rows;
+  const std::uint64_t groups = first_group(p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4);
+  // K-major tiles: 8-row groups 1024 bytes apart, a 16-element k step is 32 bytes further in.
+  // V (MN-major): 16-key steps are 2048 bytes apart.
+  const std::uint64_t q_desc = wgmma_desc(sQ + wg * 64 * kHD, 16, 1024);
+
+  for (int t = 0; t < blk.tiles; ++t) {
+    const int buf = t & 1;
+    cp_async_wait_all();
+    fence_proxy_async();
+    __syncthreads();  // tile t visible to wgmma; everyone is done with tile t - 1's buffers
+    if (t + 1 < blk.tiles) blk.load_keys(p, t + 1, sK(buf ^ 1), sV(buf ^ 1));
+    const std::uint64_t k_desc = wgmma_desc(sK(buf), 16, 1024);
+    const std::uint64_t v_desc = wgmma_desc(sV(buf), 8192, 1024);
+
+    float s[1][8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks) wgmma_ss<T>(s[0], q_desc + 2 * ks, k_desc + 2 * ks, ks);
+    wgmma_commit_and_wait();
+
+    rows.softmax(s, o, p.scale_log2);
+    if (p.drop.active()) drop_tile(s, p.drop, groups, p.Sk / 8, t);
+    std::uint32_t pa[4][1][4];
+    pack_p<T>(pa, s);
+
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kk * (2048 >> 4));
+    wgmma_commit_and_wait();
+  }
+  __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage
+  store_o<T>(p, rows, o, sQ, warp * 16, blk.m0, blk.b, blk.h);
+#endif
+}
+
+}  // namespace
+
+void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
+  constexpr std::size_t smem = (kBlockM + 4 * kBlockN) * kHD * 2;  // Q, 2 K and 2 V stages
+  const dim3 grid((p.Sq + kBlockM - 1) / kBlockM, p.NH, B);
+  if (fp16)
+    flash_forward_wgmma_kernel<__half><<<grid, kWgThreads, smem, stream>>>(p);
+  else
+    flash_forward_wgmma_kernel<__nv_bfloat16><<<grid, kWgThreads, smem, stream>>>(p);
+}
+
+}  // namespace xfbench::kernels::detail
