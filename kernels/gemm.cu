@@ -646,32 +646,38 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
   impl_->enqueue(stream, ops, first);
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  // Seconds per launch of each listed candidate: three rounds in alternating order, so that clocks
-  // falling under power (or rising) favour no position; each keeps its best round.
-  auto time_rounds = [&](const std::vector<int>& list, int reps) {
-    std::vector<double> t(list.size(), std::numeric_limits<double>::infinity());
-    for (int round = 0; round < 3; ++round) {
+  // Seconds per launch of each listed candidate over `rounds` rounds in alternating order, so that
+  // clocks falling under power (or rising) favour no position; each keeps its best round, or its
+  // median round (robust to one lucky round) when `median`.
+  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, bool median) {
+    std::vector<std::vector<double>> t(list.size());
+    for (int round = 0; round < rounds; ++round) {
       for (std::size_t step = 0; step < list.size(); ++step) {
         const std::size_t j = round % 2 ? list.size() - 1 - step : step;
         XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
         for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
         XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-        t[j] = std::min(t[j], ev.seconds() / reps);
+        t[j].push_back(ev.seconds() / reps);
       }
     }
-    return t;
+    std::vector<double> out;
+    for (std::vector<double>& v : t) {
+      std::sort(v.begin(), v.end());
+      out.push_back(median ? v[v.size() / 2] : v.front());
+    }
+    return out;
   };
   // Bursts of about 2 ms per candidate and round.
   const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
   std::vector<int> order;
   for (int i = 0; i < n; ++i)
     if (runs[std::size_t(i)]) order.push_back(i);
-  const std::vector<double> burst = time_rounds(order, reps);
+  const std::vector<double> burst = time_rounds(order, reps, 3, false);
   for (std::size_t j = 0; j < order.size(); ++j) r.seconds[std::size_t(order[j])] = burst[j];
   // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
   // near-ties in them are noise. Finalists: the three fastest of the bursts, cuBLASLt's first
-  // choice and cublasGemmEx (what torch.matmul runs). They meet again over ~10 ms runs; the
-  // fastest there wins.
+  // choice and cublasGemmEx (what torch.matmul runs). They meet again over seven rounds of ~10 ms
+  // runs; the best median round wins.
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
     return r.seconds[std::size_t(x)] < r.seconds[std::size_t(y)];
   });
@@ -684,7 +690,8 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   }
   r.best = finalists.front();
   if (finalists.size() > 1) {
-    const std::vector<double> t = time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)));
+    const std::vector<double> t =
+        time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)), 7, true);
     r.best = finalists[std::size_t(std::min_element(t.begin(), t.end()) - t.begin())];
   }
   impl_->sel = r.best;

@@ -119,8 +119,8 @@ struct GemmAlgoInfo {
 
 struct GemmTuneResult {
   std::vector<double> seconds;  // per candidate, best of three ~2 ms rounds (inf: failed to run)
-  int best = 0;  // the fastest over ~10 ms runs among the finalists: the three fastest rounds,
-                 // cuBLASLt's first choice and cublasGemmEx
+  int best = 0;  // the finalist (three fastest rounds, cuBLASLt's first choice, cublasGemmEx)
+                 // with the best median of seven alternating rounds of ~10 ms runs
 };
 
 class Gemm {
