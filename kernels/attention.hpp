@@ -123,7 +123,8 @@ class CudnnAttention {
 // xfbench's own flash attention (flash_attention.cu): one kernel computes O tile by tile with an
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
 // unfused backend (philox.hpp), so both give the same O for the same Dropout. Forward only so far;
-// takes HD = 64, Sq and Sk multiples of 64, no masks or bias (Unsupported otherwise).
+// takes HD = 64, Sq and Sk multiples of 64, the causal and padding masks, no score bias
+// (Unsupported otherwise).
 //   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
 //                      (CUDA architecture 90 is compiled as 90a for this file), else mma.sync
 //   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
@@ -135,9 +136,10 @@ class FlashAttention {
   explicit FlashAttention(const AttentionDesc& desc, FlashKernel kernel = FlashKernel::best);
   const AttentionDesc& desc() const { return desc_; }
   bool uses_wgmma() const { return wgmma_; }
-  // Q, K, V, O need 16-byte aligned rows. dropout.p must equal desc.dropout.
-  void forward(void* o, const void* q, const void* k, const void* v, Dropout dropout,
-               cudaStream_t stream) const;
+  // Q, K, V, O need 16-byte aligned rows. kv_lens: int32 [B] device array, each >= 1 (when
+  // desc.padding_mask). dropout.p must equal desc.dropout.
+  void forward(void* o, const void* q, const void* k, const void* v, const int* kv_lens,
+               Dropout dropout, cudaStream_t stream) const;
 
  private:
   AttentionDesc desc_;

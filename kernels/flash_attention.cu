@@ -16,7 +16,7 @@ namespace {
 
 constexpr int kThreads = 128;
 
-template <class T>
+template <class T, bool Masked>
 __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams p) {
   __shared__ __align__(128) std::uint16_t sQ[kBlockM * kHD];
   __shared__ __align__(128) std::uint16_t sK[2][kBlockN * kHD];
@@ -61,6 +61,7 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
         }
       }
 
+    if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 32 + lane / 4, t);
     rows.softmax(s, o, p.scale_log2);
     if (p.drop.active()) drop_tile(s, p.drop, groups, p.Sk / 8, t);
 
@@ -88,10 +89,13 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
 
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
   const dim3 grid((p.Sq + kBlockM - 1) / kBlockM, p.NH, B);
+  const bool masked = p.causal || p.kv_lens;
   if (fp16)
-    flash_forward_kernel<__half><<<grid, kThreads, 0, stream>>>(p);
+    masked ? flash_forward_kernel<__half, true><<<grid, kThreads, 0, stream>>>(p)
+           : flash_forward_kernel<__half, false><<<grid, kThreads, 0, stream>>>(p);
   else
-    flash_forward_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p);
+    masked ? flash_forward_kernel<__nv_bfloat16, true><<<grid, kThreads, 0, stream>>>(p)
+           : flash_forward_kernel<__nv_bfloat16, false><<<grid, kThreads, 0, stream>>>(p);
 }
 
 }  // namespace detail
@@ -108,8 +112,7 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
   if (d.Sq % 64 != 0 || d.Sk % detail::kBlockN != 0)
     XF_THROW(Unsupported, "flash attention needs sequence lengths divisible by 64, not " +
                               std::to_string(d.Sq) + " x " + std::to_string(d.Sk));
-  if (d.causal || d.padding_mask || d.bias)
-    XF_THROW(Unsupported, "flash attention takes no causal/padding mask or score bias yet");
+  if (d.bias) XF_THROW(Unsupported, "flash attention takes no score bias yet");
   for (const HeadStrides* s : {&d.q, &d.k, &d.v, &d.o})
     if (s->b % 8 || s->h % 8 || s->s % 8)
       XF_THROW(InvalidArgument, "flash attention: strides must be multiples of 8 elements");
@@ -126,10 +129,11 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
 #endif
 }
 
-void FlashAttention::forward(void* o, const void* q, const void* k, const void* v, Dropout dropout,
-                             cudaStream_t stream) const {
+void FlashAttention::forward(void* o, const void* q, const void* k, const void* v,
+                             const int* kv_lens, Dropout dropout, cudaStream_t stream) const {
   const auto& d = desc_;
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "flash attention: dropout.p differs");
+  if (d.padding_mask && !kv_lens) XF_THROW(InvalidArgument, "flash attention: kv_lens needed");
   if (!aligned16(o) || !aligned16(q) || !aligned16(k) || !aligned16(v))
     XF_THROW(InvalidArgument, "flash attention: Q, K, V, O must be 16-byte aligned");
   detail::FlashParams p{static_cast<const char*>(q),
@@ -144,7 +148,9 @@ void FlashAttention::forward(void* o, const void* q, const void* k, const void* 
                         d.Sq,
                         d.Sk,
                         d.softmax_scale() * 1.4426950408889634f,
-                        DropoutMask(dropout)};
+                        DropoutMask(dropout),
+                        d.padding_mask ? kv_lens : nullptr,
+                        d.causal};
   const bool fp16 = d.precision == Precision::fp16;
   if (wgmma_)
     detail::launch_flash_wgmma(p, fp16, d.B, stream);

@@ -88,7 +88,7 @@ __device__ __forceinline__ void fence_proxy_async() {
 }
 #endif
 
-template <class T>
+template <class T, bool Masked>
 __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(FlashParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) std::uint16_t smem[];  // 128-byte swizzle: 1024-byte atoms
@@ -122,6 +122,7 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
     for (int ks = 0; ks < 4; ++ks) wgmma_ss<T>(s[0], q_desc + 2 * ks, k_desc + 2 * ks, ks);
     wgmma_commit_and_wait();
 
+    if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t);
     rows.softmax(s, o, p.scale_log2);
     if (p.drop.active()) drop_tile(s, p.drop, groups, p.Sk / 8, t);
     std::uint32_t pa[4][1][4];
@@ -142,10 +143,14 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
   constexpr std::size_t smem = (kBlockM + 4 * kBlockN) * kHD * 2;  // Q, 2 K and 2 V stages
   const dim3 grid((p.Sq + kBlockM - 1) / kBlockM, p.NH, B);
+  const bool masked = p.causal || p.kv_lens;
   if (fp16)
-    flash_forward_wgmma_kernel<__half><<<grid, kWgThreads, smem, stream>>>(p);
+    masked ? flash_forward_wgmma_kernel<__half, true><<<grid, kWgThreads, smem, stream>>>(p)
+           : flash_forward_wgmma_kernel<__half, false><<<grid, kWgThreads, smem, stream>>>(p);
   else
-    flash_forward_wgmma_kernel<__nv_bfloat16><<<grid, kWgThreads, smem, stream>>>(p);
+    masked
+        ? flash_forward_wgmma_kernel<__nv_bfloat16, true><<<grid, kWgThreads, smem, stream>>>(p)
+        : flash_forward_wgmma_kernel<__nv_bfloat16, false><<<grid, kWgThreads, smem, stream>>>(p);
 }
 
 }  // namespace xfbench::kernels::detail

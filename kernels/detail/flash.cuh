@@ -40,6 +40,8 @@ struct FlashParams {
   int NH, Sq, Sk;
   float scale_log2;  // softmax scale · log2(e)
   DropoutMask drop;
+  const int* kv_lens;  // [B] (padding mask: keys j >= kv_lens[b] hidden) or null
+  bool causal;         // query i sees keys j <= i
 };
 
 // Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
@@ -249,6 +251,37 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
   }
 }
 
+// Key tiles a block of query rows from m0 needs: up to the last key any of its rows sees.
+__device__ __forceinline__ int key_tiles(const FlashParams& p, int m0, int b) {
+  int keys = p.Sk;
+  if (p.causal) keys = min(keys, m0 + kBlockM);
+  if (p.kv_lens) keys = min(keys, p.kv_lens[b]);
+  return (keys + kBlockN - 1) / kBlockN;
+}
+
+// Hides (-inf) the scores of key tile t that the masks hide from this thread's rows (row0: its
+// first row; mt, hf as in RowState). Columns are keys in key_order: 16·(lane%4) + 2·nt + e.
+template <int MT>
+__device__ __forceinline__ void mask_tile(float (&s)[MT][8][4], const FlashParams& p, int b,
+                                          int row0, int t) {
+  const int len = p.kv_lens ? p.kv_lens[b] : p.Sk;
+  const int key0 = t * kBlockN;
+  if (key0 + kBlockN <= len && (!p.causal || key0 + kBlockN - 1 <= row0)) return;  // none hidden
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int row = row0 + mt * 16 + hf * 8;
+      const int end = p.causal ? min(len, row + 1) : len;  // keys < end are seen
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (key0 + 16 * int(threadIdx.x % 4) + 2 * nt + e >= end)
+            s[mt][nt][2 * hf + e] = -INFINITY;
+    }
+}
+
 // A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the head's keys,
 // and the cp.async copies of its tiles into shared memory (one group per call).
 template <int Threads>
@@ -260,7 +293,7 @@ struct BlockTiles {
       : m0(blockIdx.x * kBlockM),
         h(blockIdx.y),
         b(blockIdx.z),
-        tiles(p.Sk / kBlockN),
+        tiles(key_tiles(p, m0, b)),
         q(p.q + 2 * (b * p.sq.b + h * p.sq.h + std::int64_t(m0) * p.sq.s)),
         k(p.k + 2 * (b * p.sk.b + h * p.sk.h)),
         v(p.v + 2 * (b * p.sv.b + h * p.sv.h)) {}
