@@ -4,7 +4,7 @@
 //                     masked softmax + dropout of softmax.hpp, O = P·V. Saves P ([B, NH, Sq, Sk]).
 //   CudnnAttention    fused flash attention: cuDNN's SDPA forward/backward through cudnn-frontend's
 //                     graph API (cudnn_attention.cpp); saves only the softmax statistics.
-//   FlashAttention    xfbench's own fused kernel (flash_attention.cu), forward only so far.
+//   FlashAttention    xfbench's own fused kernels (flash_attention*.cu); saves the statistics.
 //
 //   O[b,h] = dropout(softmax(scale · Q[b,h]·K[b,h]ᵀ + masks)) · V[b,h]
 //
@@ -120,13 +120,14 @@ class CudnnAttention {
   std::shared_ptr<Impl> impl_;
 };
 
-// xfbench's own flash attention (flash_attention.cu): one kernel computes O tile by tile with an
+// xfbench's own flash attention (flash_attention*.cu): one kernel computes O tile by tile with an
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
-// unfused backend (philox.hpp), so both give the same O for the same Dropout. Forward only so far;
-// takes HD = 64, Sq and Sk multiples of 64, the causal and padding masks, no score bias
-// (Unsupported otherwise).
+// unfused backend (philox.hpp), so both give the same O for the same Dropout. Takes HD = 64, Sq
+// and Sk multiples of 64, the causal and padding masks in the forward, no score bias
+// (Unsupported otherwise). The backward (no masks) needs the Hopper kernels.
 //   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
-//                      (CUDA architecture 90 is compiled as 90a for this file), else mma.sync
+//                      (CUDA architecture 90 is compiled as 90a for the *_sm90.cu files), else
+//                      mma.sync
 //   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
 enum class FlashKernel { best, mma };
 
@@ -136,10 +137,21 @@ class FlashAttention {
   explicit FlashAttention(const AttentionDesc& desc, FlashKernel kernel = FlashKernel::best);
   const AttentionDesc& desc() const { return desc_; }
   bool uses_wgmma() const { return wgmma_; }
-  // Q, K, V, O need 16-byte aligned rows. kv_lens: int32 [B] device array, each >= 1 (when
-  // desc.padding_mask). dropout.p must equal desc.dropout.
-  void forward(void* o, const void* q, const void* k, const void* v, const int* kv_lens,
+  // Whether backward() can run here (Hopper kernels, no masks).
+  bool has_backward() const;
+  std::size_t stats_elements() const;  // fp32 row statistics for the backward: B·NH·Sq
+
+  // Q, K, V, O need 16-byte aligned rows. lse: [B, NH, Sq] statistics for backward() (null when
+  // none follows). kv_lens: int32 [B] device array, each >= 1 (when desc.padding_mask).
+  // dropout.p must equal desc.dropout.
+  void forward(void* o, float* lse, const void* q, const void* k, const void* v, const int* kv_lens,
                Dropout dropout, cudaStream_t stream) const;
+  // Gradients for the forward that wrote o and lse with the same Dropout. delta: scratch of
+  // stats_elements() floats. dq, dk, dv may point into one packed dQKV. Throws Unsupported when
+  // !has_backward().
+  void backward(void* dq, void* dk, void* dv, float* delta, const void* dout, const void* o,
+                const float* lse, const void* q, const void* k, const void* v, Dropout dropout,
+                cudaStream_t stream) const;
 
  private:
   AttentionDesc desc_;

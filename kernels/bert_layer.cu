@@ -366,7 +366,7 @@ void attention_forward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, v
     m.unfused->forward(m.t("ctx"), m.t("probs"), m.t("probs_work"), q, k, v, nullptr, nullptr,
                        probs_drop, s);
   } else if (m.flash) {
-    m.flash->forward(m.t("ctx"), q, k, v, nullptr, probs_drop, s);
+    m.flash->forward(m.t("ctx"), nullptr, q, k, v, nullptr, probs_drop, s);
   } else {
     m.fused->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, nullptr, probs_drop,
                      m.t("attn_ws"), s);

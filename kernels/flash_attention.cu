@@ -129,33 +129,70 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
 #endif
 }
 
-void FlashAttention::forward(void* o, const void* q, const void* k, const void* v,
-                             const int* kv_lens, Dropout dropout, cudaStream_t stream) const {
-  const auto& d = desc_;
+bool FlashAttention::has_backward() const { return wgmma_ && !desc_.causal && !desc_.padding_mask; }
+
+std::size_t FlashAttention::stats_elements() const {
+  return std::size_t(desc_.B) * desc_.NH * desc_.Sq;
+}
+
+namespace {
+detail::FlashParams params(const AttentionDesc& d, void* o, float* lse, const void* q,
+                           const void* k, const void* v, const int* kv_lens, Dropout dropout) {
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "flash attention: dropout.p differs");
-  if (d.padding_mask && !kv_lens) XF_THROW(InvalidArgument, "flash attention: kv_lens needed");
   if (!aligned16(o) || !aligned16(q) || !aligned16(k) || !aligned16(v))
     XF_THROW(InvalidArgument, "flash attention: Q, K, V, O must be 16-byte aligned");
-  detail::FlashParams p{static_cast<const char*>(q),
-                        static_cast<const char*>(k),
-                        static_cast<const char*>(v),
-                        static_cast<char*>(o),
-                        d.q,
-                        d.k,
-                        d.v,
-                        d.o,
-                        d.NH,
-                        d.Sq,
-                        d.Sk,
-                        d.softmax_scale() * 1.4426950408889634f,
-                        DropoutMask(dropout),
-                        d.padding_mask ? kv_lens : nullptr,
-                        d.causal};
+  return {static_cast<const char*>(q),
+          static_cast<const char*>(k),
+          static_cast<const char*>(v),
+          static_cast<char*>(o),
+          d.q,
+          d.k,
+          d.v,
+          d.o,
+          d.NH,
+          d.Sq,
+          d.Sk,
+          d.softmax_scale() * 1.4426950408889634f,
+          DropoutMask(dropout),
+          d.padding_mask ? kv_lens : nullptr,
+          d.causal,
+          lse};
+}
+}  // namespace
+
+void FlashAttention::forward(void* o, float* lse, const void* q, const void* k, const void* v,
+                             const int* kv_lens, Dropout dropout, cudaStream_t stream) const {
+  const auto& d = desc_;
+  if (d.padding_mask && !kv_lens) XF_THROW(InvalidArgument, "flash attention: kv_lens needed");
+  const detail::FlashParams p = params(d, o, lse, q, k, v, kv_lens, dropout);
   const bool fp16 = d.precision == Precision::fp16;
   if (wgmma_)
     detail::launch_flash_wgmma(p, fp16, d.B, stream);
   else
     detail::launch_flash_mma(p, fp16, d.B, stream);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+void FlashAttention::backward(void* dq, void* dk, void* dv, float* delta, const void* dout,
+                              const void* o, const float* lse, const void* q, const void* k,
+                              const void* v, Dropout dropout, cudaStream_t stream) const {
+  if (!has_backward())
+    XF_THROW(Unsupported,
+             "xfbench's flash attention backward needs a Hopper GPU (an sm_90a "
+             "build) and no causal or padding mask");
+  if (!lse || !delta || !aligned16(dout) || !aligned16(dq) || !aligned16(dk) || !aligned16(dv))
+    XF_THROW(InvalidArgument, "flash attention backward: missing or misaligned tensor");
+  const auto& d = desc_;
+  detail::FlashBwdParams p{
+      params(d, const_cast<void*>(o), const_cast<float*>(lse), q, k, v, nullptr, dropout),
+      static_cast<const char*>(dout),
+      static_cast<char*>(dq),
+      static_cast<char*>(dk),
+      static_cast<char*>(dv),
+      delta,
+      d.softmax_scale(),
+      d.precision == Precision::fp16};
+  detail::launch_flash_backward(p, d.B, stream);
   XF_CUDA_CHECK_LAUNCH();
 }
 

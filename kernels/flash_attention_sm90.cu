@@ -9,84 +9,13 @@
 // MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
 // overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
 #include "kernels/detail/flash.cuh"
+#include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels::detail {
 namespace {
 
 constexpr int kWgThreads = 256;
-
-__device__ __forceinline__ std::uint64_t wgmma_desc(const void* tile, std::uint32_t lbo,
-                                                    std::uint32_t sbo) {
-  return std::uint64_t((smem_addr(tile) & 0x3FFFF) >> 4) | std::uint64_t(lbo >> 4) << 16 |
-         std::uint64_t(sbo >> 4) << 32 | std::uint64_t(1) << 62;  // 1: 128-byte swizzle
-}
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define XF_WGMMA_D                                                                              \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-#define XF_WGMMA_D_OPERANDS(d)                                                                  \
-  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),     \
-      "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
-      "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), \
-      "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
-      "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), \
-      "+f"(d[7][2]), "+f"(d[7][3])
-
-// d (+)= A·B, m64n64k16, A and B K-major in shared memory.
-template <class T>
-__device__ __forceinline__ void wgmma_ss(float (&d)[8][4], std::uint64_t a, std::uint64_t b,
-                                         int accumulate) {
-  if constexpr (std::is_same<T, __half>::value)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " XF_WGMMA_D
-        ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : XF_WGMMA_D_OPERANDS(d)
-        : "l"(a), "l"(b), "r"(accumulate));
-  else
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " XF_WGMMA_D
-        ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : XF_WGMMA_D_OPERANDS(d)
-        : "l"(a), "l"(b), "r"(accumulate));
-}
-
-// d += A·B, m64n64k16, A from registers (mma A fragment layout per warp), B MN-major in shared.
-template <class T>
-__device__ __forceinline__ void wgmma_rs(float (&d)[8][4], const std::uint32_t (&a)[4],
-                                         std::uint64_t b) {
-  if constexpr (std::is_same<T, __half>::value)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " XF_WGMMA_D
-        ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-        : XF_WGMMA_D_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-  else
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " XF_WGMMA_D
-        ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-        : XF_WGMMA_D_OPERANDS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-#undef XF_WGMMA_D
-#undef XF_WGMMA_D_OPERANDS
-
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit_and_wait() {
-  asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-}
-// Makes this thread's cp.async writes to shared memory visible to wgmma (the async proxy).
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-#endif
 
 template <class T, bool Masked>
 __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(FlashParams p) {
@@ -119,7 +48,8 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
     float s[1][8][4];
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks) wgmma_ss<T>(s[0], q_desc + 2 * ks, k_desc + 2 * ks, ks);
+    for (int ks = 0; ks < 4; ++ks)
+      wgmma_ss<T, false, false>(s[0], q_desc + kKMajorStep * ks, k_desc + kKMajorStep * ks, ks);
     wgmma_commit_and_wait();
 
     if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t);
@@ -130,7 +60,7 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
 
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kk * (2048 >> 4));
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
     wgmma_commit_and_wait();
   }
   __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage

@@ -42,6 +42,7 @@ struct FlashParams {
   DropoutMask drop;
   const int* kv_lens;  // [B] (padding mask: keys j >= kv_lens[b] hidden) or null
   bool causal;         // query i sees keys j <= i
+  float* lse;          // [B, NH, Sq] log2-domain row statistics for the backward, or null
 };
 
 // Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
@@ -181,12 +182,12 @@ struct RowState {
   }
 };
 
-// Zeroes the dropped probabilities of key tile `t`. row_groups: Philox group of this thread's
-// first row and first key (16·(lane%4)) of tile 0; rows mt·16 + hf·8 further down follow.
-template <int MT>
-__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const DropoutMask& drop,
-                                          std::uint64_t row_groups, std::uint64_t groups_per_row,
-                                          int t) {
+// Calls f(mt, hf, nt, e, kept) for each of this thread's elements of key tile t (the mask of
+// dropout `drop`). row_groups: Philox group of the thread's first row and first key (16·(lane%4))
+// of tile 0; rows mt·16 + hf·8 further down follow.
+template <int MT, class F>
+__device__ __forceinline__ void for_each_keep(const DropoutMask& drop, std::uint64_t row_groups,
+                                              std::uint64_t groups_per_row, int t, F&& f) {
   const std::uint32_t keep_lo = drop.threshold, keep_hi = drop.threshold << 16;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
@@ -199,11 +200,21 @@ __device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const DropoutMas
         const std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          float* x = s[mt][4 * g + j] + 2 * hf;
-          if ((words[j] & 0xFFFFu) >= keep_lo) x[0] = 0.f;
-          if (words[j] >= keep_hi) x[1] = 0.f;
+          f(mt, hf, 4 * g + j, 0, (words[j] & 0xFFFFu) < keep_lo);
+          f(mt, hf, 4 * g + j, 1, words[j] < keep_hi);
         }
       }
+}
+
+// Zeroes the dropped probabilities of key tile `t` (see for_each_keep).
+template <int MT>
+__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const DropoutMask& drop,
+                                          std::uint64_t row_groups, std::uint64_t groups_per_row,
+                                          int t) {
+  for_each_keep<MT>(drop, row_groups, groups_per_row, t,
+                    [&](int mt, int hf, int nt, int e, bool kept) {
+                      if (!kept) s[mt][nt][2 * hf + e] = 0.f;
+                    });
 }
 
 // P (S's probabilities in storage precision) as the A fragments of the four 16-key steps: n
@@ -233,8 +244,10 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      const float inv = p.drop.scale / quad_sum(rows.sum[mt][hf]);
+      const float sum = quad_sum(rows.sum[mt][hf]), inv = p.drop.scale / sum;
       const int row = warp_row0 + mt * 16 + hf * 8 + lane / 4;
+      if (p.lse && lane % 4 == 0 && m0 + row < p.Sq)
+        p.lse[(std::int64_t(b) * p.NH + h) * p.Sq + m0 + row] = rows.max[mt][hf] + __log2f(sum);
 #pragma unroll
       for (int dt = 0; dt < 8; ++dt)
         *reinterpret_cast<std::uint32_t*>(stage + swizzled(row, dt) + 2 * (lane % 4)) =
@@ -321,8 +334,31 @@ __device__ __forceinline__ std::uint64_t first_group(const FlashParams& p, int b
          2 * (threadIdx.x % 4);
 }
 
+// The backward's inputs and outputs (flash_attention_bwd_sm90.cu).
+struct FlashBwdParams {
+  FlashParams f;       // Q, K, V, O and dropout as in the forward; lse as it wrote them
+  const char* dout;    // dO, with O's strides
+  char *dq, *dk, *dv;  // with Q's, K's and V's strides
+  float* delta;        // [B, NH, Sq] scratch: D_i = Σ_d dO_id·O_id
+  float scale;         // softmax scale (dQ, dK)
+  bool fp16;           // else bf16
+};
+
+// 8 fp16 or bf16 values at p (16-byte aligned) as floats.
+__device__ __forceinline__ void unpack8(float (&x)[8], const char* p, bool fp16) {
+  union {
+    int4 raw;
+    __half h[8];
+    __nv_bfloat16 b[8];
+  } u;
+  u.raw = *reinterpret_cast<const int4*>(p);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) x[j] = fp16 ? __half2float(u.h[j]) : __bfloat162float(u.b[j]);
+}
+
 // Launchers, one per kernel file; B: batch (the grid's z).
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
+void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream);
 
 }  // namespace xfbench::kernels::detail

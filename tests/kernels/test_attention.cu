@@ -230,13 +230,23 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
   xk::FlashAttention attn(pr.desc, kernel);
   SCOPED_TRACE(attn.uses_wgmma() ? "wgmma" : "mma.sync");
   const xk::Dropout drop{c.p, 11, 3};
-  attn.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), drop, nullptr);
+  xfbench::DeviceBuffer<float> lse(attn.stats_elements()), delta(attn.stats_elements());
+  attn.forward(pr.o.get(), lse.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), drop,
+               nullptr);
   pr.reference(drop);
-  const auto& d = pr.desc;
-  EXPECT_TRUE(close_scaled<T>("O", gather(pr.o.host(), 0, d.o, d.B, d.NH, d.Sq, d.HD), pr.r_o, 4));
+  if (!attn.has_backward()) {
+    const auto& d = pr.desc;
+    EXPECT_TRUE(
+        close_scaled<T>("O", gather(pr.o.host(), 0, d.o, d.B, d.NH, d.Sq, d.HD), pr.r_o, 4));
+    return;
+  }
+  attn.backward(pr.grad(0), pr.grad(1), pr.grad(2), delta.data(), pr.d_dout.get(), pr.o.get(),
+                lse.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  pr.expect_matches_reference();
 }
 
-// The forward against float64 with the exact Philox mask (the unfused backend's), including a
+// The forward (and, where it runs, the backward: Hopper, no masks) against float64 with the exact
+// Philox mask (the unfused backend's), including a
 // query count that leaves the last 128-row block half empty, several key tiles, padding (key
 // lengths 251, 227, 203, 179 of 256: partial tiles, and a skipped one) and causal masks; both
 // kernels (on a Hopper GPU `best` is the wgmma one).
@@ -261,15 +271,16 @@ TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
   xk::UnfusedAttention unfused(pr.desc);
   Dev<T> probs(unfused.probs_elements()), work(unfused.probs_elements()), o2(pr.o_n);
   const xk::Dropout drop{0.1f, 1234, 77};
-  flash.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
+  flash.forward(pr.o.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
   unfused.forward(o2.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
                   nullptr, drop, nullptr);
   const auto a = pr.o.host(), b = o2.host();
   EXPECT_TRUE(close_scaled<T>("O flash vs unfused", a, b, 8));  // each within 4 eps of exact
-  flash_mma.forward(o2.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
+  flash_mma.forward(o2.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
   EXPECT_TRUE(close_scaled<T>("O flash wgmma vs mma.sync", a, o2.host(), 8));
   // A different seed must change the output (the mask is really applied).
-  flash.forward(pr.o.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, {0.1f, 1235, 77}, nullptr);
+  flash.forward(pr.o.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, {0.1f, 1235, 77},
+                nullptr);
   EXPECT_NE(pr.o.host(), a);
 }
 

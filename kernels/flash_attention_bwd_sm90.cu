@@ -1,0 +1,271 @@
+// xfbench's flash attention backward on Hopper's warpgroup MMAs (sm_90a, like
+// flash_attention_sm90.cu). With P = softmax(scale·Q·Kᵀ) recomputed from the forward's row
+// statistics, Z the dropout mask (the forward's Philox stream), r = 1/(1-p):
+//   dV = (P∘Z·r)ᵀ·dO    dS = P∘(dO·Vᵀ∘Z·r − D),  D_i = Σ_d dO_id·O_id
+//   dK = scale·dSᵀ·Q    dQ = scale·dS·K
+// Three kernels, no atomics: D per query row; dK and dV per block of 64 keys (accumulators stay
+// in registers over all query tiles); dQ per block of 64 queries (over all key tiles). The two
+// recompute S, P and the mask: two more products and a second Philox pass instead of fp32 dQ
+// atomics. One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments (rows are
+// queries, as in the forward, so the mask's Philox groups are the forward's), and the products
+// over queries read P and dS back transposed from shared memory.
+#include "kernels/detail/flash.cuh"
+#include "kernels/detail/wgmma.cuh"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels::detail {
+namespace {
+
+constexpr int kBwdThreads = 128;  // one warpgroup
+constexpr int kTile = kBlockN;    // 64 queries or keys per tile
+constexpr int kTileElems = kTile * kHD;
+static_assert(kTile == 64, "the warpgroup's m64 tiles");
+
+// D_i = Σ_d dO_id·O_id, one thread per (b, h, i).
+__global__ void delta_kernel(FlashBwdParams p, int B) {
+  const std::int64_t n = std::int64_t(B) * p.f.NH * p.f.Sq;
+  const std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (idx >= n) return;
+  const int i = int(idx % p.f.Sq), h = int(idx / p.f.Sq % p.f.NH), b = int(idx / p.f.Sq / p.f.NH);
+  const std::int64_t off = (b * p.f.so.b + h * p.f.so.h + i * std::int64_t(p.f.so.s)) * 2;
+  float acc = 0.f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    float x[8], y[8];
+    unpack8(x, p.f.o + off + c * 16, p.fp16);
+    unpack8(y, p.dout + off + c * 16, p.fp16);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc += x[j] * y[j];
+  }
+  p.delta[idx] = acc;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// S = Q·Kᵀ and dP = dO·Vᵀ of one query tile and one key tile (all K-major in shared memory).
+template <class T>
+__device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4],
+                                              const std::uint16_t* sQ, const std::uint16_t* sdO,
+                                              const std::uint16_t* sK, const std::uint16_t* sV) {
+  const std::uint64_t q = wgmma_desc(sQ, 16, 1024), k = wgmma_desc(sK, 16, 1024);
+  const std::uint64_t o = wgmma_desc(sdO, 16, 1024), v = wgmma_desc(sV, 16, 1024);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+    wgmma_ss<T, false, false>(s, q + kKMajorStep * ks, k + kKMajorStep * ks, ks);
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+    wgmma_ss<T, false, false>(dp, o + kKMajorStep * ks, v + kKMajorStep * ks, ks);
+  wgmma_commit_and_wait();
+}
+
+// From S and dP of (query tile, key tile t): pd <- P∘Z·r and ds <- P∘(dP∘Z·r − D) for this
+// thread's rows (row0: its first query row).
+__device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8][4],
+                                                const FlashBwdParams& p, int b, int h, int row0,
+                                                int t) {
+  const FlashParams& f = p.f;
+  float lse[2], delta[2];
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const std::int64_t r = (std::int64_t(b) * f.NH + h) * f.Sq + row0 + hf * 8;
+    lse[hf] = f.lse[r];
+    delta[hf] = p.delta[r];
+  }
+  // P, then with the mask: pd = P∘Z·r (into s) and dS = P∘(dP∘Z·r − D) (into dp).
+#pragma unroll
+  for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) s[nt][j] = exp2_approx(fmaf(s[nt][j], f.scale_log2, -lse[j / 2]));
+  const float r = f.drop.scale;
+  auto apply = [&](int hf, int nt, int e, bool kept) {
+    float &pr = s[nt][2 * hf + e], &g = dp[nt][2 * hf + e];
+    g = pr * ((kept ? g * r : 0.f) - delta[hf]);
+    pr = kept ? pr * r : 0.f;
+  };
+  if (f.drop.active()) {
+    for_each_keep<1>(f.drop, first_group(f, b, h, row0), f.Sk / 8, t,
+                     [&](int, int hf, int nt, int e, bool kept) { apply(hf, nt, e, kept); });
+  } else {
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) apply(j / 2, nt, j % 2, true);
+  }
+}
+
+// Stores this thread's fragment rows (row = warp·16 + lane/4 + 8·hf) of a [64][64] tile into a
+// swizzled shared tile, at row remap(row).
+template <class T, class Remap>
+__device__ __forceinline__ void stage_rows(std::uint16_t* tile, const float (&x)[8][4], float mul,
+                                           Remap remap) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int row = remap(warp * 16 + hf * 8 + lane / 4);
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+      *reinterpret_cast<std::uint32_t*>(tile + swizzled(row, nt) + 2 * (lane % 4)) =
+          pack2<T>(x[nt][2 * hf] * mul, x[nt][2 * hf + 1] * mul);
+  }
+}
+
+// Writes a staged [64][64] tile to global rows row0 ... (pitch ld elements), 16 bytes a thread.
+__device__ __forceinline__ void write_tile(char* dst, std::int64_t ld, const std::uint16_t* tile) {
+#pragma unroll
+  for (int i = 0; i < kTile * kChunks / kBwdThreads; ++i) {
+    const int idx = threadIdx.x + i * kBwdThreads, row = idx / kChunks, chunk = idx % kChunks;
+    *reinterpret_cast<int4*>(dst + (row * ld + chunk * 8) * 2) =
+        *reinterpret_cast<const int4*>(tile + swizzled(row, chunk));
+  }
+}
+
+// Key row of shared row c of a key_order tile.
+__device__ __forceinline__ int key_of_row(int c) {
+  return 16 * ((c % 8) / 2) + 2 * (c / 8) + c % 2;
+}
+#endif
+
+// dK and dV of 64 keys of one (b, h).
+template <class T>
+__global__ void __launch_bounds__(kBwdThreads, 2) dkdv_kernel(FlashBwdParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) std::uint16_t smem[];
+  std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
+  auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
+  auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
+  const FlashParams& f = p.f;
+  const int n0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const char* q = f.q + 2 * (b * f.sq.b + h * f.sq.h);
+  const char* dout = p.dout + 2 * (b * f.so.b + h * f.so.h);
+  const int tiles = f.Sq / kTile;
+  auto load_queries = [&](int i, int buf) {
+    load_tile<kTile, kBwdThreads>(sQ(buf), q + std::int64_t(i) * kTile * f.sq.s * 2, f.sq.s, kTile);
+    load_tile<kTile, kBwdThreads>(sdO(buf), dout + std::int64_t(i) * kTile * f.so.s * 2, f.so.s,
+                                  kTile);
+    cp_async_commit();
+  };
+  load_tile<kTile, kBwdThreads, true>(sK, f.k + 2 * (b * f.sk.b + h * f.sk.h + n0 * f.sk.s), f.sk.s,
+                                      kTile);
+  load_tile<kTile, kBwdThreads, true>(sV, f.v + 2 * (b * f.sv.b + h * f.sv.h + n0 * f.sv.s), f.sv.s,
+                                      kTile);
+  load_queries(0, 0);
+
+  float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
+  for (int i = 0; i < tiles; ++i) {
+    const int buf = i & 1;
+    cp_async_wait_all();
+    fence_proxy_async();
+    __syncthreads();  // tiles visible to wgmma; sP and sdS of tile i - 1 consumed
+    if (i + 1 < tiles) load_queries(i + 1, buf ^ 1);
+
+    float s[8][4], dp[8][4];
+    scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
+    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, blockIdx.x);
+    stage_rows<T>(sP, s, 1.f, [](int r) { return r; });
+    stage_rows<T>(sdS, dp, 1.f, [](int r) { return r; });
+    fence_proxy_async();
+    __syncthreads();
+
+    // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major.
+    const std::uint64_t dp_desc = wgmma_desc(sP, 8192, 1024), ds_desc = wgmma_desc(sdS, 8192, 1024);
+    const std::uint64_t o_desc = wgmma_desc(sdO(buf), 8192, 1024);
+    const std::uint64_t q_desc = wgmma_desc(sQ(buf), 8192, 1024);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_ss<T, true, true>(dv, dp_desc + kMnMajorStep * kk, o_desc + kMnMajorStep * kk, 1);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
+    wgmma_commit_and_wait();
+  }
+  // Shared key row c is key n0 + key_of_row(c): stage in key order, then write.
+  __syncthreads();
+  stage_rows<T>(sP, dk, p.scale, [](int c) { return key_of_row(c); });
+  stage_rows<T>(sdS, dv, 1.f, [](int c) { return key_of_row(c); });
+  __syncthreads();
+  write_tile(p.dk + 2 * (b * f.sk.b + h * f.sk.h + n0 * f.sk.s), f.sk.s, sP);
+  write_tile(p.dv + 2 * (b * f.sv.b + h * f.sv.h + n0 * f.sv.s), f.sv.s, sdS);
+#endif
+}
+
+// dQ of 64 queries of one (b, h).
+template <class T>
+__global__ void __launch_bounds__(kBwdThreads, 2) dq_kernel(FlashBwdParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) std::uint16_t smem[];
+  std::uint16_t *sQ = smem, *sdO = sQ + kTileElems;
+  auto sK = [&](int buf) { return sdO + (1 + buf) * kTileElems; };
+  auto sV = [&](int buf) { return sdO + (3 + buf) * kTileElems; };
+  const FlashParams& f = p.f;
+  const int m0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const char* k = f.k + 2 * (b * f.sk.b + h * f.sk.h);
+  const char* v = f.v + 2 * (b * f.sv.b + h * f.sv.h);
+  const int tiles = f.Sk / kTile;
+  auto load_keys = [&](int j, int buf) {
+    load_tile<kTile, kBwdThreads, true>(sK(buf), k + std::int64_t(j) * kTile * f.sk.s * 2, f.sk.s,
+                                        kTile);
+    load_tile<kTile, kBwdThreads, true>(sV(buf), v + std::int64_t(j) * kTile * f.sv.s * 2, f.sv.s,
+                                        kTile);
+    cp_async_commit();
+  };
+  load_tile<kTile, kBwdThreads>(sQ, f.q + 2 * (b * f.sq.b + h * f.sq.h + m0 * f.sq.s), f.sq.s,
+                                kTile);
+  load_tile<kTile, kBwdThreads>(sdO, p.dout + 2 * (b * f.so.b + h * f.so.h + m0 * f.so.s), f.so.s,
+                                kTile);
+  load_keys(0, 0);
+
+  float dq[8][4] = {};
+  for (int j = 0; j < tiles; ++j) {
+    const int buf = j & 1;
+    cp_async_wait_all();
+    fence_proxy_async();
+    __syncthreads();
+    if (j + 1 < tiles) load_keys(j + 1, buf ^ 1);
+
+    float s[8][4], dp[8][4];
+    scores_and_dp<T>(s, dp, sQ, sdO, sK(buf), sV(buf));
+    probs_and_grads(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j);
+    std::uint32_t da[4][1][4];
+    pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
+
+    const std::uint64_t k_desc = wgmma_desc(sK(buf), 8192, 1024);  // N-major: keys are k
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(dq, da[kk][0], k_desc + kMnMajorStep * kk);
+    wgmma_commit_and_wait();
+  }
+  __syncthreads();
+  stage_rows<T>(sdO, dq, p.scale, [](int r) { return r; });
+  __syncthreads();
+  write_tile(p.dq + 2 * (b * f.sq.b + h * f.sq.h + m0 * f.sq.s), f.sq.s, sdO);
+#endif
+}
+
+template <class Kernel>
+void launch(Kernel kernel, dim3 grid, std::size_t smem, const FlashBwdParams& p,
+            cudaStream_t stream) {
+  XF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kernel<<<grid, kBwdThreads, smem, stream>>>(p);
+}
+
+}  // namespace
+
+void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) {
+  const std::int64_t rows = std::int64_t(B) * p.f.NH * p.f.Sq;
+  delta_kernel<<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, B);
+  const std::size_t kv_smem = 8 * kTileElems * 2, q_smem = 6 * kTileElems * 2;  // tiles above
+  const dim3 kv_grid(p.f.Sk / kTile, p.f.NH, B), q_grid(p.f.Sq / kTile, p.f.NH, B);
+  if (p.fp16) {
+    launch(dkdv_kernel<__half>, kv_grid, kv_smem, p, stream);
+    launch(dq_kernel<__half>, q_grid, q_smem, p, stream);
+  } else {
+    launch(dkdv_kernel<__nv_bfloat16>, kv_grid, kv_smem, p, stream);
+    launch(dq_kernel<__nv_bfloat16>, q_grid, q_smem, p, stream);
+  }
+}
+
+}  // namespace xfbench::kernels::detail
