@@ -125,16 +125,16 @@ __device__ __forceinline__ int key_of_row(int c) {
 }
 #endif
 
-// dK and dV of 64 keys of one (b, h).
-template <class T>
-__global__ void __launch_bounds__(kBwdThreads, 2) dkdv_kernel(FlashBwdParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// dK and dV of keys 64·kv_block ... of one (b, h).
+template <class T>
+__device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
   auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
   auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
   const FlashParams& f = p.f;
-  const int n0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int n0 = kv_block * kTile, h = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char* q = f.q + 2 * (b * f.sq.b + h * f.sq.h);
   const char* dout = p.dout + 2 * (b * f.so.b + h * f.so.h);
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(kBwdThreads, 2) dkdv_kernel(FlashBwdParams p) 
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
-    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, blockIdx.x);
+    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, kv_block);
     stage_rows<T>(sP, s, 1.f, [](int r) { return r; });
     stage_rows<T>(sdS, dp, 1.f, [](int r) { return r; });
     fence_proxy_async();
@@ -187,19 +187,17 @@ __global__ void __launch_bounds__(kBwdThreads, 2) dkdv_kernel(FlashBwdParams p) 
   __syncthreads();
   write_tile(p.dk + 2 * (b * f.sk.b + h * f.sk.h + n0 * f.sk.s), f.sk.s, sP);
   write_tile(p.dv + 2 * (b * f.sv.b + h * f.sv.h + n0 * f.sv.s), f.sv.s, sdS);
-#endif
 }
 
-// dQ of 64 queries of one (b, h).
+// dQ of queries 64·q_block ... of one (b, h).
 template <class T>
-__global__ void __launch_bounds__(kBwdThreads, 2) dq_kernel(FlashBwdParams p) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sQ = smem, *sdO = sQ + kTileElems;
   auto sK = [&](int buf) { return sdO + (1 + buf) * kTileElems; };
   auto sV = [&](int buf) { return sdO + (3 + buf) * kTileElems; };
   const FlashParams& f = p.f;
-  const int m0 = blockIdx.x * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int m0 = q_block * kTile, h = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char* k = f.k + 2 * (b * f.sk.b + h * f.sk.h);
   const char* v = f.v + 2 * (b * f.sv.b + h * f.sv.h);
@@ -241,15 +239,33 @@ __global__ void __launch_bounds__(kBwdThreads, 2) dq_kernel(FlashBwdParams p) {
   stage_rows<T>(sdO, dq, p.scale, [](int r) { return r; });
   __syncthreads();
   write_tile(p.dq + 2 * (b * f.sq.b + h * f.sq.h + m0 * f.sq.s), f.sq.s, sdO);
+}
+#endif
+
+// One launch for both: the first kv_blocks blocks of x do dK and dV, the rest dQ, so the two
+// kinds share the GPU instead of running one after the other.
+template <class T>
+__global__ void __launch_bounds__(kBwdThreads, 2) backward_kernel(FlashBwdParams p, int kv_blocks) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (int(blockIdx.x) < kv_blocks)
+    dkdv_block<T>(p, blockIdx.x);
+  else
+    dq_block<T>(p, blockIdx.x - kv_blocks);
 #endif
 }
 
-template <class Kernel>
-void launch(Kernel kernel, dim3 grid, std::size_t smem, const FlashBwdParams& p,
-            cudaStream_t stream) {
-  XF_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  kernel<<<grid, kBwdThreads, smem, stream>>>(p);
+template <class T>
+void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
+  constexpr std::size_t smem = 8 * kTileElems * 2;  // dK/dV blocks' tiles (dQ blocks use 6)
+  static const bool ready = [] {
+    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    return true;
+  }();
+  (void)ready;
+  const int kv_blocks = p.f.Sk / kTile;
+  backward_kernel<T>
+      <<<dim3(kv_blocks + p.f.Sq / kTile, p.f.NH, B), kBwdThreads, smem, stream>>>(p, kv_blocks);
 }
 
 }  // namespace
@@ -257,15 +273,10 @@ void launch(Kernel kernel, dim3 grid, std::size_t smem, const FlashBwdParams& p,
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) {
   const std::int64_t rows = std::int64_t(B) * p.f.NH * p.f.Sq;
   delta_kernel<<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, B);
-  const std::size_t kv_smem = 8 * kTileElems * 2, q_smem = 6 * kTileElems * 2;  // tiles above
-  const dim3 kv_grid(p.f.Sk / kTile, p.f.NH, B), q_grid(p.f.Sq / kTile, p.f.NH, B);
-  if (p.fp16) {
-    launch(dkdv_kernel<__half>, kv_grid, kv_smem, p, stream);
-    launch(dq_kernel<__half>, q_grid, q_smem, p, stream);
-  } else {
-    launch(dkdv_kernel<__nv_bfloat16>, kv_grid, kv_smem, p, stream);
-    launch(dq_kernel<__nv_bfloat16>, q_grid, q_smem, p, stream);
-  }
+  if (p.fp16)
+    launch<__half>(p, B, stream);
+  else
+    launch<__nv_bfloat16>(p, B, stream);
 }
 
 }  // namespace xfbench::kernels::detail
