@@ -69,10 +69,6 @@ void check_bert_config(const BertConfig& c) {
              "cuDNN SDPA takes head dims up to 128, not " + std::to_string(c.head_dim()));
   }
   if (c.backend == AttentionBackend::flash) {
-    if (c.backward)
-      XF_THROW(Unsupported,
-               "xfbench's flash attention has no backward yet (forward-only runs; "
-               "training uses the fused or unfused backend)");
     if (c.head_dim() != 64 || c.seq % 64 != 0)
       XF_THROW(Unsupported, "xfbench's flash attention takes head dim 64 and seq % 64 == 0, not " +
                                 std::to_string(c.head_dim()) + " and " + std::to_string(c.seq));
@@ -233,7 +229,14 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
       m.alloc("probs", m.unfused->probs_elements(), m.elem);
       if (train || c.dropout > 0.f) m.alloc("probs_work", m.unfused->probs_elements(), m.elem);
     } else if (c.backend == AttentionBackend::flash) {
-      m.flash = std::make_unique<FlashAttention>(m.attn);  // forward only (check_bert_config)
+      m.flash = std::make_unique<FlashAttention>(m.attn);
+      if (train && !m.flash->has_backward())
+        XF_THROW(Unsupported, "BertLayer " + c.describe() +
+                                  ": xfbench's flash attention backward needs a Hopper GPU");
+      if (train) {
+        m.alloc("stats", m.flash->stats_elements(), 4);
+        m.alloc("attn_delta", m.flash->stats_elements(), 4);
+      }
     } else {
       m.fused = std::make_unique<CudnnAttention>(m.attn, train);
       if (train) m.alloc("stats", m.fused->stats_elements(), 4);
@@ -366,7 +369,7 @@ void attention_forward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, v
     m.unfused->forward(m.t("ctx"), m.t("probs"), m.t("probs_work"), q, k, v, nullptr, nullptr,
                        probs_drop, s);
   } else if (m.flash) {
-    m.flash->forward(m.t("ctx"), nullptr, q, k, v, nullptr, probs_drop, s);
+    m.flash->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, probs_drop, s);
   } else {
     m.fused->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, nullptr, probs_drop,
                      m.t("attn_ws"), s);
@@ -464,6 +467,10 @@ void attention_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, 
     m.unfused->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2), m.t("probs_work"),
                         m.t("dctx"), m.t("probs"), part_of(qkv, 0), part_of(qkv, 1),
                         part_of(qkv, 2), probs_drop, s);
+  } else if (m.flash) {
+    m.flash->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2),
+                      m.at<float>("attn_delta"), m.t("dctx"), m.t("ctx"), m.at<float>("stats"),
+                      part_of(qkv, 0), part_of(qkv, 1), part_of(qkv, 2), probs_drop, s);
   } else {
     m.fused->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2), m.t("dctx"), m.t("ctx"),
                       m.at<float>("stats"), part_of(qkv, 0), part_of(qkv, 1), part_of(qkv, 2),

@@ -2,7 +2,7 @@
 //
 //   qkv  = x·Wqkvᵀ + bqkv                      GEMM with bias epilogue           [T, 3H]
 //   ctx  = attention(qkv)                      unfused (eager), cuDNN SDPA, or   [T, H]
-//                                              xfbench's flash (forward only)
+//                                              xfbench's flash attention
 //   h1   = LN1(dropout(ctx·Woᵀ + bo) + x)      GEMM, fused bias/dropout/residual/LN
 //   pre  = h1·Wiᵀ                              GEMM                              [T, I]
 //   act  = gelu(pre + bi)                      erf GELU (BERT's "gelu")

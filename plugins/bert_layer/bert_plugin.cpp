@@ -1,7 +1,7 @@
 // The BertLayer family: HF BertLayer of bert-large (hidden 1024, 16 heads, intermediate 4096,
 // post-LN, erf GELU, dropout 0.1 active as in training), forward and forward+backward, with the
-// unfused (eager), fused (cuDNN flash attention) and flash (xfbench's own flash attention kernel,
-// forward only) backends, and the seeds' parts of the layer.
+// unfused (eager), fused (cuDNN flash attention) and flash (xfbench's own flash attention
+// kernels) backends, and the seeds' parts of the layer.
 #include <string>
 #include <vector>
 
@@ -131,7 +131,6 @@ void register_cases() {
     const auto precision = d == "fp16" ? kernels::Precision::fp16 : kernels::Precision::bf16;
     for (const std::string& be : backends) {
       for (const char* pass : {"fwd", "fwdbwd"}) {
-        if (be == "flash" && std::string(pass) == "fwdbwd") continue;  // no flash backward yet
         for (int seq : seqs) {
           for (int batch : batches) {
             Spec s{model, BertPart::layer, std::string(pass) == "fwdbwd", "", search};
