@@ -131,6 +131,12 @@ class CudnnAttention {
 //   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
 enum class FlashKernel { best, mma };
 
+// What a training forward saves for FlashAttention::backward (device buffers the caller owns).
+struct FlashSaved {
+  float* lse = nullptr;  // stats_elements() floats: log2-domain softmax row statistics
+  void* keep = nullptr;  // keep_bytes(): the dropout mask's bits (null: the backward redraws them)
+};
+
 class FlashAttention {
  public:
   // Throws InvalidArgument on a bad description, Unsupported on one the kernel does not take.
@@ -140,18 +146,19 @@ class FlashAttention {
   // Whether backward() can run here (Hopper kernels, no masks).
   bool has_backward() const;
   std::size_t stats_elements() const;  // fp32 row statistics for the backward: B·NH·Sq
+  std::size_t keep_bytes() const;      // dropout keep bits: B·NH·Sq·Sk/8 (0 without dropout)
 
-  // Q, K, V, O need 16-byte aligned rows. lse: [B, NH, Sq] statistics for backward() (null when
-  // none follows). kv_lens: int32 [B] device array, each >= 1 (when desc.padding_mask).
-  // dropout.p must equal desc.dropout.
-  void forward(void* o, float* lse, const void* q, const void* k, const void* v, const int* kv_lens,
-               Dropout dropout, cudaStream_t stream) const;
-  // Gradients for the forward that wrote o and lse with the same Dropout. delta: scratch of
-  // stats_elements() floats. dq, dk, dv may point into one packed dQKV. Throws Unsupported when
-  // !has_backward().
+  // Q, K, V, O need 16-byte aligned rows. saved: what a backward will read (empty when none
+  // follows). kv_lens: int32 [B] device array, each >= 1 (when desc.padding_mask). dropout.p must
+  // equal desc.dropout.
+  void forward(void* o, const FlashSaved& saved, const void* q, const void* k, const void* v,
+               const int* kv_lens, Dropout dropout, cudaStream_t stream) const;
+  // Gradients for the forward that wrote o and `saved` (saved.lse required) with the same
+  // Dropout. delta: scratch of stats_elements() floats. dq, dk, dv may point into one packed
+  // dQKV. Throws Unsupported when !has_backward().
   void backward(void* dq, void* dk, void* dv, float* delta, const void* dout, const void* o,
-                const float* lse, const void* q, const void* k, const void* v, Dropout dropout,
-                cudaStream_t stream) const;
+                const FlashSaved& saved, const void* q, const void* k, const void* v,
+                Dropout dropout, cudaStream_t stream) const;
 
  private:
   AttentionDesc desc_;

@@ -236,6 +236,7 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
       if (train) {
         m.alloc("stats", m.flash->stats_elements(), 4);
         m.alloc("attn_delta", m.flash->stats_elements(), 4);
+        m.alloc("attn_keep", std::max<std::size_t>(m.flash->keep_bytes(), 16), 1);
       }
     } else {
       m.fused = std::make_unique<CudnnAttention>(m.attn, train);
@@ -369,7 +370,8 @@ void attention_forward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, v
     m.unfused->forward(m.t("ctx"), m.t("probs"), m.t("probs_work"), q, k, v, nullptr, nullptr,
                        probs_drop, s);
   } else if (m.flash) {
-    m.flash->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, probs_drop, s);
+    m.flash->forward(m.t("ctx"), {m.at<float>("stats"), m.t("attn_keep")}, q, k, v, nullptr,
+                     probs_drop, s);
   } else {
     m.fused->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, nullptr, probs_drop,
                      m.t("attn_ws"), s);
@@ -469,8 +471,9 @@ void attention_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, 
                         part_of(qkv, 2), probs_drop, s);
   } else if (m.flash) {
     m.flash->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2),
-                      m.at<float>("attn_delta"), m.t("dctx"), m.t("ctx"), m.at<float>("stats"),
-                      part_of(qkv, 0), part_of(qkv, 1), part_of(qkv, 2), probs_drop, s);
+                      m.at<float>("attn_delta"), m.t("dctx"), m.t("ctx"),
+                      {m.at<float>("stats"), m.t("attn_keep")}, part_of(qkv, 0), part_of(qkv, 1),
+                      part_of(qkv, 2), probs_drop, s);
   } else {
     m.fused->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2), m.t("dctx"), m.t("ctx"),
                       m.at<float>("stats"), part_of(qkv, 0), part_of(qkv, 1), part_of(qkv, 2),

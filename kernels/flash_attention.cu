@@ -29,7 +29,6 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
   std::uint32_t qf[2][4][4];  // Q as A fragments [m tile][k step]
   float o[2][8][4] = {};      // O accumulators [m tile][d tile]
   RowState<2> rows;
-  const std::uint64_t groups = first_group(p, blk.b, blk.h, blk.m0 + warp * 32 + lane / 4);
 
   for (int t = 0; t < blk.tiles; ++t) {
     const int buf = t & 1;
@@ -63,7 +62,7 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
 
     if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 32 + lane / 4, t);
     rows.softmax(s, o, p.scale_log2);
-    if (p.drop.active()) drop_tile(s, p.drop, groups, p.Sk / 8, t);
+    if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 32 + lane / 4, t);
 
     // O += P·V: V rows are keys (k) with d (n) contiguous, so its B fragments come transposed.
     std::uint32_t pa[4][2][4];
@@ -135,8 +134,12 @@ std::size_t FlashAttention::stats_elements() const {
   return std::size_t(desc_.B) * desc_.NH * desc_.Sq;
 }
 
+std::size_t FlashAttention::keep_bytes() const {
+  return desc_.dropout > 0.f ? stats_elements() * std::size_t(desc_.Sk / 8) : 0;
+}
+
 namespace {
-detail::FlashParams params(const AttentionDesc& d, void* o, float* lse, const void* q,
+detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& saved, const void* q,
                            const void* k, const void* v, const int* kv_lens, Dropout dropout) {
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "flash attention: dropout.p differs");
   if (!aligned16(o) || !aligned16(q) || !aligned16(k) || !aligned16(v))
@@ -156,15 +159,17 @@ detail::FlashParams params(const AttentionDesc& d, void* o, float* lse, const vo
           DropoutMask(dropout),
           d.padding_mask ? kv_lens : nullptr,
           d.causal,
-          lse};
+          saved.lse,
+          d.dropout > 0.f ? static_cast<std::uint16_t*>(saved.keep) : nullptr};
 }
 }  // namespace
 
-void FlashAttention::forward(void* o, float* lse, const void* q, const void* k, const void* v,
-                             const int* kv_lens, Dropout dropout, cudaStream_t stream) const {
+void FlashAttention::forward(void* o, const FlashSaved& saved, const void* q, const void* k,
+                             const void* v, const int* kv_lens, Dropout dropout,
+                             cudaStream_t stream) const {
   const auto& d = desc_;
   if (d.padding_mask && !kv_lens) XF_THROW(InvalidArgument, "flash attention: kv_lens needed");
-  const detail::FlashParams p = params(d, o, lse, q, k, v, kv_lens, dropout);
+  const detail::FlashParams p = params(d, o, saved, q, k, v, kv_lens, dropout);
   const bool fp16 = d.precision == Precision::fp16;
   if (wgmma_)
     detail::launch_flash_wgmma(p, fp16, d.B, stream);
@@ -174,24 +179,24 @@ void FlashAttention::forward(void* o, float* lse, const void* q, const void* k, 
 }
 
 void FlashAttention::backward(void* dq, void* dk, void* dv, float* delta, const void* dout,
-                              const void* o, const float* lse, const void* q, const void* k,
+                              const void* o, const FlashSaved& saved, const void* q, const void* k,
                               const void* v, Dropout dropout, cudaStream_t stream) const {
   if (!has_backward())
     XF_THROW(Unsupported,
              "xfbench's flash attention backward needs a Hopper GPU (an sm_90a "
              "build) and no causal or padding mask");
-  if (!lse || !delta || !aligned16(dout) || !aligned16(dq) || !aligned16(dk) || !aligned16(dv))
+  if (!saved.lse || !delta || !aligned16(dout) || !aligned16(dq) || !aligned16(dk) ||
+      !aligned16(dv))
     XF_THROW(InvalidArgument, "flash attention backward: missing or misaligned tensor");
   const auto& d = desc_;
-  detail::FlashBwdParams p{
-      params(d, const_cast<void*>(o), const_cast<float*>(lse), q, k, v, nullptr, dropout),
-      static_cast<const char*>(dout),
-      static_cast<char*>(dq),
-      static_cast<char*>(dk),
-      static_cast<char*>(dv),
-      delta,
-      d.softmax_scale(),
-      d.precision == Precision::fp16};
+  detail::FlashBwdParams p{params(d, const_cast<void*>(o), saved, q, k, v, nullptr, dropout),
+                           static_cast<const char*>(dout),
+                           static_cast<char*>(dq),
+                           static_cast<char*>(dk),
+                           static_cast<char*>(dv),
+                           delta,
+                           d.softmax_scale(),
+                           d.precision == Precision::fp16};
   detail::launch_flash_backward(p, d.B, stream);
   XF_CUDA_CHECK_LAUNCH();
 }

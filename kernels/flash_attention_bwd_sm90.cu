@@ -82,7 +82,14 @@ __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8]
     g = pr * ((kept ? g * r : 0.f) - delta[hf]);
     pr = kept ? pr * r : 0.f;
   };
-  if (f.drop.active()) {
+  if (f.drop.active() && f.keep) {  // the forward's bits
+    const std::int64_t at = keep_index(f, b, h, row0) + t * (kTile / 16);
+    const std::uint32_t bits[2] = {f.keep[at], f.keep[at + 8 * (f.Sk / 16)]};
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) apply(j / 2, nt, j % 2, (bits[j / 2] >> (2 * nt + j % 2)) & 1u);
+  } else if (f.drop.active()) {
     for_each_keep<1>(f.drop, first_group(f, b, h, row0), f.Sk / 8, t,
                      [&](int, int hf, int nt, int e, bool kept) { apply(hf, nt, e, kept); });
   } else {

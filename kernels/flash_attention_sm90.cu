@@ -31,7 +31,6 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
 
   float o[1][8][4] = {};
   RowState<1> rows;
-  const std::uint64_t groups = first_group(p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4);
   // K-major tiles: 8-row groups 1024 bytes apart, a 16-element k step is 32 bytes further in.
   // V (MN-major): 16-key steps are 2048 bytes apart.
   const std::uint64_t q_desc = wgmma_desc(sQ + wg * 64 * kHD, 16, 1024);
@@ -54,7 +53,7 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
 
     if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t);
     rows.softmax(s, o, p.scale_log2);
-    if (p.drop.active()) drop_tile(s, p.drop, groups, p.Sk / 8, t);
+    if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4, t);
     std::uint32_t pa[4][1][4];
     pack_p<T>(pa, s);
 

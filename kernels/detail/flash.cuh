@@ -43,6 +43,9 @@ struct FlashParams {
   const int* kv_lens;  // [B] (padding mask: keys j >= kv_lens[b] hidden) or null
   bool causal;         // query i sees keys j <= i
   float* lse;          // [B, NH, Sq] log2-domain row statistics for the backward, or null
+  // [B, NH, Sq, Sk/16] dropout keep bits (bit j of word w of a row: key 16·w + j), written by the
+  // forward and read by the backward when not null (else the backward draws them again).
+  std::uint16_t* keep;
 };
 
 // Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
@@ -206,15 +209,55 @@ __device__ __forceinline__ void for_each_keep(const DropoutMask& drop, std::uint
       }
 }
 
-// Zeroes the dropped probabilities of key tile `t` (see for_each_keep).
+// Philox group of element (row, 16·(lane%4)) of [B, NH, Sq, Sk] (the first key a thread holds).
+__device__ __forceinline__ std::uint64_t first_group(const FlashParams& p, int b, int h, int row) {
+  return ((std::uint64_t(b) * p.NH + h) * p.Sq + row) * std::uint64_t(p.Sk / 8) +
+         2 * (threadIdx.x % 4);
+}
+
+// This thread's word of p.keep for its first row (row0) and key tile 0: the 16 keys it holds.
+__device__ __forceinline__ std::int64_t keep_index(const FlashParams& p, int b, int h, int row0) {
+  return ((std::int64_t(b) * p.NH + h) * p.Sq + row0) * (p.Sk / 16) + threadIdx.x % 4;
+}
+
+// Zeroes the dropped probabilities of key tile `t` (see for_each_keep) of rows from row0, and
+// saves the keep bits when p.keep is set.
 template <int MT>
-__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const DropoutMask& drop,
-                                          std::uint64_t row_groups, std::uint64_t groups_per_row,
-                                          int t) {
-  for_each_keep<MT>(drop, row_groups, groups_per_row, t,
-                    [&](int mt, int hf, int nt, int e, bool kept) {
-                      if (!kept) s[mt][nt][2 * hf + e] = 0.f;
-                    });
+__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const FlashParams& p, int b, int h,
+                                          int row0, int t) {
+  const std::uint64_t groups = first_group(p, b, h, row0);
+  if (!p.keep) {  // inference: no bits to build
+    const std::uint32_t keep_lo = p.drop.threshold, keep_hi = p.drop.threshold << 16;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+        for (int g = 0; g < 2; ++g) {
+          const detail::Philox4 r =
+              p.drop.random(groups + (mt * 16 + hf * 8) * (p.Sk / 8) + t * (kBlockN / 8) + g);
+          const std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            float* x = s[mt][4 * g + j] + 2 * hf;
+            if ((words[j] & 0xFFFFu) >= keep_lo) x[0] = 0.f;
+            if (words[j] >= keep_hi) x[1] = 0.f;
+          }
+        }
+    return;
+  }
+  std::uint32_t bits[MT][2] = {};
+  for_each_keep<MT>(p.drop, groups, p.Sk / 8, t, [&](int mt, int hf, int nt, int e, bool kept) {
+    if (!kept) s[mt][nt][2 * hf + e] = 0.f;
+    bits[mt][hf] |= std::uint32_t(kept) << (2 * nt + e);
+  });
+  const std::int64_t at = keep_index(p, b, h, row0) + t * (kBlockN / 16);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+      if (row0 + mt * 16 + hf * 8 < p.Sq)
+        p.keep[at + std::int64_t(mt * 16 + hf * 8) * (p.Sk / 16)] = std::uint16_t(bits[mt][hf]);
 }
 
 // P (S's probabilities in storage precision) as the A fragments of the four 16-key steps: n
@@ -327,12 +370,6 @@ struct BlockTiles {
     cp_async_commit();
   }
 };
-
-// Philox group of element (row, 16·(lane%4)) of [B, NH, Sq, Sk] (the first key a thread holds).
-__device__ __forceinline__ std::uint64_t first_group(const FlashParams& p, int b, int h, int row) {
-  return ((std::uint64_t(b) * p.NH + h) * p.Sq + row) * std::uint64_t(p.Sk / 8) +
-         2 * (threadIdx.x % 4);
-}
 
 // The backward's inputs and outputs (flash_attention_bwd_sm90.cu).
 struct FlashBwdParams {

@@ -231,8 +231,11 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
   SCOPED_TRACE(attn.uses_wgmma() ? "wgmma" : "mma.sync");
   const xk::Dropout drop{c.p, 11, 3};
   xfbench::DeviceBuffer<float> lse(attn.stats_elements()), delta(attn.stats_elements());
-  attn.forward(pr.o.get(), lse.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), drop,
-               nullptr);
+  xfbench::DeviceBuffer<char> keep(std::max<std::size_t>(attn.keep_bytes(), 1));
+  // Saved keep bits on one layout, drawn again by the backward on the other: both paths tested.
+  const bool save_bits = pr.layout == xk::QkvLayout::bshd;
+  const xk::FlashSaved saved{lse.data(), save_bits ? keep.data() : nullptr};
+  attn.forward(pr.o.get(), saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), drop, nullptr);
   pr.reference(drop);
   if (!attn.has_backward()) {
     const auto& d = pr.desc;
@@ -241,7 +244,7 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
     return;
   }
   attn.backward(pr.grad(0), pr.grad(1), pr.grad(2), delta.data(), pr.d_dout.get(), pr.o.get(),
-                lse.data(), pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+                saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
   pr.expect_matches_reference();
 }
 
@@ -271,15 +274,15 @@ TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
   xk::UnfusedAttention unfused(pr.desc);
   Dev<T> probs(unfused.probs_elements()), work(unfused.probs_elements()), o2(pr.o_n);
   const xk::Dropout drop{0.1f, 1234, 77};
-  flash.forward(pr.o.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
+  flash.forward(pr.o.get(), {}, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
   unfused.forward(o2.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
                   nullptr, drop, nullptr);
   const auto a = pr.o.host(), b = o2.host();
   EXPECT_TRUE(close_scaled<T>("O flash vs unfused", a, b, 8));  // each within 4 eps of exact
-  flash_mma.forward(o2.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
+  flash_mma.forward(o2.get(), {}, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, drop, nullptr);
   EXPECT_TRUE(close_scaled<T>("O flash wgmma vs mma.sync", a, o2.host(), 8));
   // A different seed must change the output (the mask is really applied).
-  flash.forward(pr.o.get(), nullptr, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, {0.1f, 1235, 77},
+  flash.forward(pr.o.get(), {}, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, {0.1f, 1235, 77},
                 nullptr);
   EXPECT_NE(pr.o.host(), a);
 }
