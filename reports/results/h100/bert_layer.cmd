@@ -5,9 +5,12 @@ S=128x2,128x4,128x8,128x16,128x32,128x64,128x128,512x2,512x4,512x8,512x16,512x32
 python3 reports/peer_torch.py --families BertLayer --layer-shapes $S --repetitions 3 --out bert_layer_torch.json
 build/bin/xfbench --benchmark_filter='^BertLayer/' --xfbench_bert_dtypes=fp16 --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true --benchmark_out=bert_layer.json --benchmark_out_format=json
 # Compare: python3 -m reports compare bert_layer_torch.json bert_layer.json --metrics TFLOPS
-# Medians (TFLOPS): flash fwd s512 b64 468.0, s128 b128 485.9 (fused 453.0 / 478.0; torch sdpa
-# 378.1 / 395.3); fused fwd+bwd s512 b64 422.0, s128 b128 483.8 (sdpa 374.5 / 371.3); ffn part 473.1
-# (418.3); dense part 635.2 (596.7). Every xfbench case at or above its PyTorch peer (lowest ratio
-# 1.04: unfused fwd s512 b16 vs eager). Also in session 3's calls: every test binary passed
-# (tests/device_suite.sh), compute-sanitizer memcheck and racecheck on the flash tests: 0 errors,
-# 0 hazards.
+# Medians (TFLOPS), final build of session 3 (flash forward and backward): fused fwd+bwd s512 b64
+# 427.2, s128 b128 477.4 (torch sdpa 372.9 / 371.4); flash fwd+bwd 419.9 / 482.5; fwd s512 b64
+# fused 456.0, flash 456.4 (sdpa 379.1); fwd s128 b128 fused 473.1, flash 485.9 (394.1); ffn part
+# 504.1 (415.7; other runs of the same code 460-473); dense part 638.6 (584.4). Every xfbench case
+# at or above its PyTorch peer (lowest ratio 1.04: dense_gelu part). With 3 randomly interleaved
+# repetitions a case's median moves by a few percent between runs (each repetition meets another
+# power state); the in-process A/Bs in plugins/bert_layer/PERF.md are the sharper comparisons.
+# Also in session 3's calls: every test binary passed (tests/device_suite.sh); compute-sanitizer
+# memcheck and racecheck on the flash tests: 0 errors, 0 hazards.
