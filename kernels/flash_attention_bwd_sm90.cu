@@ -3,12 +3,13 @@
 // statistics, Z the dropout mask (the forward's Philox stream), r = 1/(1-p):
 //   dV = (P∘Z·r)ᵀ·dO    dS = P∘(dO·Vᵀ∘Z·r − D),  D_i = Σ_d dO_id·O_id
 //   dK = scale·dSᵀ·Q    dQ = scale·dS·K
-// Three kernels, no atomics: D per query row; dK and dV per block of 64 keys (accumulators stay
-// in registers over all query tiles); dQ per block of 64 queries (over all key tiles). The two
-// recompute S, P and the mask: two more products and a second Philox pass instead of fp32 dQ
-// atomics. One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments (rows are
-// queries, as in the forward, so the mask's Philox groups are the forward's), and the products
-// over queries read P and dS back transposed from shared memory.
+// No atomics: a pre-pass computes D per query row; then one launch holds blocks of two kinds,
+// dK and dV per 64 keys (accumulators stay in registers over all query tiles) and dQ per 64
+// queries (over all key tiles). Both recompute S and P (two more products than with fp32 dQ
+// atomics) and read the mask the forward saved (1 bit per score), or draw it from Philox again
+// when it was not saved. One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments
+// (rows are queries, as in the forward, so the mask's Philox groups are the forward's), and the
+// products over queries read P and dS back transposed from shared memory.
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
