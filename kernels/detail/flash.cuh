@@ -1,12 +1,12 @@
-// Internals of xfbench's flash attention forward (attention.hpp), shared by its two kernels:
+// Internals of xfbench's flash attention (attention.hpp), shared by its kernels: the forward's
 // flash_attention.cu (mma.sync, any sm_80+ GPU) and flash_attention_sm90.cu (Hopper's warpgroup
-// MMAs). Include only from those files.
+// MMAs), and the backward's flash_attention_bwd_sm90.cu. Include only from those files.
 //
-// Both walk the keys of one (b, h) in tiles of 64 for a block of query rows: S = Q·Kᵀ in fp32
-// registers, the online softmax (running max and sum per row, base-2 exponent), the dropout mask,
-// then O += P·V with P rounded to storage precision. The row sum uses the kept and dropped
-// probabilities alike (softmax first, dropout after, as in PyTorch); the 1/(1-p) scale is folded
-// into the final 1/sum.
+// The forward kernels walk the keys of one (b, h) in tiles of 64 for a block of query rows:
+// S = Q·Kᵀ in fp32 registers, the online softmax (running max and sum per row, base-2 exponent),
+// the dropout mask, then O += P·V with P rounded to storage precision. The row sum uses the kept
+// and dropped probabilities alike (softmax first, dropout after, as in PyTorch); the 1/(1-p)
+// scale is folded into the final 1/sum.
 //
 // The dropout mask is philox.hpp's over [B, NH, Sq, Sk]: one Philox call covers 8 consecutive
 // keys of a row. In an mma tile a thread holds columns 2·q, 2·q + 1 (q = lane % 4) of each n8

@@ -181,8 +181,9 @@ TEST(BertGpuForwardOnly, SameOutputLessMemory) {
   }
 }
 
-// xfbench's flash backend (forward only): against float64 with dropout off, and against the
-// unfused backend with dropout on (both draw the attention mask from the same Philox stream).
+// xfbench's flash backend in forward-only layers: against float64 with dropout off, and against
+// the unfused backend with dropout on (both draw the attention mask from the same Philox stream).
+// Training layers with flash are covered by BertGpu.MatchesFloat64Reference.
 TEST(BertFlash, ForwardMatchesReferenceAndUnfused) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   select_device(0);

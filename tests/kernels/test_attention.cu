@@ -300,6 +300,12 @@ TEST(Attention, FlashRejectsWhatItCannotRun) {
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.dropout = 1.f; })),
                xfbench::InvalidArgument);
   EXPECT_NO_THROW(xk::FlashAttention{d});
+  // What a caller allocates for training: statistics per row, one keep bit per score.
+  auto dropped = with([](auto& e) { e.dropout = 0.1f; });
+  EXPECT_EQ(xk::FlashAttention(dropped).stats_elements(), 2u * 4 * 128);
+  EXPECT_EQ(xk::FlashAttention(dropped).keep_bytes(), 2u * 4 * 128 * 128 / 8);
+  EXPECT_EQ(xk::FlashAttention(d).keep_bytes(), 0u);
+  EXPECT_FALSE(xk::FlashAttention(with([](auto& e) { e.causal = true; })).has_backward());
 }
 
 TEST(AttentionDesc, LayoutsAndFlops) {
