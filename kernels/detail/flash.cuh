@@ -227,23 +227,9 @@ __device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const FlashParam
                                           int row0, int t) {
   const std::uint64_t groups = first_group(p, b, h, row0);
   if (!p.keep) {  // inference: no bits to build
-    const std::uint32_t keep_lo = p.drop.threshold, keep_hi = p.drop.threshold << 16;
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf)
-#pragma unroll
-        for (int g = 0; g < 2; ++g) {
-          const detail::Philox4 r =
-              p.drop.random(groups + (mt * 16 + hf * 8) * (p.Sk / 8) + t * (kBlockN / 8) + g);
-          const std::uint32_t words[4] = {r.x, r.y, r.z, r.w};
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            float* x = s[mt][4 * g + j] + 2 * hf;
-            if ((words[j] & 0xFFFFu) >= keep_lo) x[0] = 0.f;
-            if (words[j] >= keep_hi) x[1] = 0.f;
-          }
-        }
+    for_each_keep<MT>(p.drop, groups, p.Sk / 8, t, [&](int mt, int hf, int nt, int e, bool kept) {
+      if (!kept) s[mt][nt][2 * hf + e] = 0.f;
+    });
     return;
   }
   std::uint32_t bits[MT][2] = {};
