@@ -22,23 +22,38 @@ constexpr int kTile = kBlockN;    // 64 queries or keys per tile
 constexpr int kTileElems = kTile * kHD;
 static_assert(kTile == 64, "the warpgroup's m64 tiles");
 
-// D_i = Σ_d dO_id·O_id, one thread per (b, h, i).
+// D_i = Σ_d dO_id·O_id. Eight lanes share a row (one 16-byte chunk each, so a warp reads whole
+// 128-byte rows) and each group takes kDeltaRows consecutive rows of D, all loads issued before
+// the sums: 0.096 -> 0.062 ms at s512 b64 against one thread per row with its eight chunks in a
+// loop (rows in memory order instead, heads of a token together: 0.070 ms).
+constexpr int kDeltaRows = 4;
+constexpr int kDeltaThreads = 256;
+
 __global__ void delta_kernel(FlashBwdParams p, int B) {
-  const std::int64_t n = std::int64_t(B) * p.f.NH * p.f.Sq;
-  const std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (idx >= n) return;
-  const int i = int(idx % p.f.Sq), h = int(idx / p.f.Sq % p.f.NH), b = int(idx / p.f.Sq / p.f.NH);
-  const std::int64_t off = (b * p.f.so.b + h * p.f.so.h + i * std::int64_t(p.f.so.s)) * 2;
-  float acc = 0.f;
+  static_assert(kChunks == 8, "eight lanes per row");
+  const FlashParams& f = p.f;
+  const std::int64_t n = std::int64_t(B) * f.NH * f.Sq;
+  const int chunk = threadIdx.x % kChunks;
+  const std::int64_t first =
+      (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / kChunks * kDeltaRows;
+  float x[kDeltaRows][8], y[kDeltaRows][8];
 #pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    float x[8], y[8];
-    unpack8(x, p.f.o + off + c * 16, p.fp16);
-    unpack8(y, p.dout + off + c * 16, p.fp16);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc += x[j] * y[j];
+  for (int r = 0; r < kDeltaRows; ++r) {
+    const std::int64_t row = first + r < n ? first + r : n - 1;  // clamped rows are not stored
+    const int i = int(row % f.Sq), h = int(row / f.Sq % f.NH), b = int(row / f.Sq / f.NH);
+    const std::int64_t off = (b * f.so.b + h * f.so.h + i * std::int64_t(f.so.s)) * 2 + chunk * 16;
+    unpack8(x[r], f.o + off, p.fp16);
+    unpack8(y[r], p.dout + off, p.fp16);
   }
-  p.delta[idx] = acc;
+#pragma unroll
+  for (int r = 0; r < kDeltaRows; ++r) {
+    float acc = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc += x[r][j] * y[r][j];
+#pragma unroll
+    for (int m = kChunks / 2; m > 0; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
+    if (chunk == 0 && first + r < n) p.delta[first + r] = acc;
+  }
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -281,7 +296,9 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
 
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) {
   const std::int64_t rows = std::int64_t(B) * p.f.NH * p.f.Sq;
-  delta_kernel<<<unsigned((rows + 255) / 256), 256, 0, stream>>>(p, B);
+  const std::int64_t threads = (rows + kDeltaRows - 1) / kDeltaRows * kChunks;
+  delta_kernel<<<unsigned((threads + kDeltaThreads - 1) / kDeltaThreads), kDeltaThreads, 0,
+                 stream>>>(p, B);
   if (p.fp16)
     launch<__half>(p, B, stream);
   else
