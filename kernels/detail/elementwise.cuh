@@ -15,12 +15,44 @@ namespace xfbench::kernels::detail {
 constexpr int kEwThreads = 256;
 constexpr int kMaxColsumWidth = 8192;  // C <= 256 threads * 4 vectors * 8
 
-template <class Op>
-__global__ __launch_bounds__(kEwThreads) void for_each_vector_kernel(Op op, size_t vectors, int V) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(kEwThreads) + threadIdx.x; i < vectors;
-       i += static_cast<size_t>(gridDim.x) * kEwThreads) {
-    float d[kVec];
-    op(i * kVec, static_cast<int>(i % V) * kVec, d);
+constexpr int kFlatThreads = 1024;  // blocks of the flat grid (plugins/vector/TUNING.md)
+
+// Column of a flat vector index without a 64-bit division: i = q·V + column, q = ⌊i·magic /
+// 2^shift⌋ with magic = ⌈2^shift / V⌉, shift = 32 + ⌈log2 V⌉ (exact for every 32-bit i; the
+// product takes up to 65 bits, so its high word is used too).
+struct ColumnOf {
+  unsigned V = 1;
+  unsigned long long magic = 1ull << 32;
+  int shift = 32;
+  explicit ColumnOf(unsigned v) : V(v) {
+    int s = 0;
+    while ((1ull << s) < v) ++s;
+    shift = 32 + s;
+    magic = ((1ull << shift) + v - 1) / v;
+  }
+  __host__ __device__ __forceinline__ unsigned operator()(unsigned i) const {
+    const unsigned long long lo = i * magic;
+#ifdef __CUDA_ARCH__
+    const unsigned long long hi = __umul64hi(i, magic);
+#else
+    const unsigned long long hi = (unsigned __int128)i * magic >> 64;
+#endif
+    return i - unsigned(hi << (64 - shift) | lo >> shift) * V;
+  }
+};
+
+// kWide: more than 2^32 vectors, a grid-stride loop with 64-bit indices.
+template <class Op, bool kWide>
+__global__ __launch_bounds__(kFlatThreads) void for_each_vector_kernel(Op op, size_t vectors,
+                                                                       ColumnOf column) {
+  float d[kVec];
+  if constexpr (!kWide) {
+    const unsigned i = blockIdx.x * kFlatThreads + threadIdx.x;
+    if (i < vectors) op(size_t(i) * kVec, int(column(i)) * kVec, d);
+  } else {
+    for (size_t i = blockIdx.x * size_t(kFlatThreads) + threadIdx.x; i < vectors;
+         i += size_t(gridDim.x) * kFlatThreads)
+      op(i * kVec, int(i % column.V) * kVec, d);
   }
 }
 
@@ -30,9 +62,15 @@ template <class Op>
 void for_each_vector(const Op& op, size_t N, int C, cudaStream_t stream) {
   const size_t vectors = N * (C / kVec);
   if (vectors == 0) return;
-  const size_t blocks = std::min<size_t>((vectors + kEwThreads - 1) / kEwThreads, 0x7fffffff);
-  for_each_vector_kernel<<<static_cast<unsigned>(blocks), kEwThreads, 0, stream>>>(op, vectors,
-                                                                                   C / kVec);
+  const ColumnOf column(unsigned(C / kVec));
+  const size_t blocks = (vectors + kFlatThreads - 1) / kFlatThreads;
+  if (vectors <= 0xffffffffull)
+    for_each_vector_kernel<Op, false>
+        <<<unsigned(blocks), kFlatThreads, 0, stream>>>(op, vectors, column);
+  else
+    for_each_vector_kernel<Op, true>
+        <<<unsigned(std::min<size_t>(blocks, 0x7fffffff)), kFlatThreads, 0, stream>>>(op, vectors,
+                                                                                      column);
   XF_CUDA_CHECK_LAUNCH();
 }
 

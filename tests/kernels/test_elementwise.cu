@@ -6,6 +6,7 @@
 // relative + 4 eps · max|ref| absolute.
 #include <gtest/gtest.h>
 
+#include "kernels/detail/elementwise.cuh"
 #include "kernels/dropout.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
@@ -115,6 +116,26 @@ TYPED_TEST(Elementwise, DropoutContract) {
     const double disagree = 2 * p * q;  // independent masks disagree this often
     EXPECT_NEAR(double(diff_seed) / n, disagree, 0.01);
     EXPECT_NEAR(double(diff_offset) / n, disagree, 0.01);
+  }
+}
+
+// The flat grid's column (vector index mod vectors per row) by multiply and shift equals the
+// modulo for every row width, up to the largest 32-bit index.
+TEST(ElementwiseColumn, MultiplyShiftEqualsModulo) {
+  for (unsigned V : {1u, 2u, 3u, 7u, 96u, 128u, 129u, 384u, 512u, 1000u, 65535u, 1u << 20,
+                     (1u << 31) - 1, 1u << 31}) {
+    const xk::detail::ColumnOf column(V);
+    for (unsigned long long i = 0; i < (1ull << 32); i = i * 3 + 1 + (i >> 5)) {
+      for (unsigned long long j : {i, (1ull << 32) - 1 - i}) {
+        ASSERT_EQ(column(unsigned(j)), unsigned(j % V)) << "V " << V << " i " << j;
+      }
+    }
+    for (unsigned q : {1u, 2u, 1000u}) {  // both sides of row boundaries
+      const unsigned long long b = 1ull * q * V;
+      if (b >= (1ull << 32)) continue;
+      EXPECT_EQ(column(unsigned(b)), 0u);
+      EXPECT_EQ(column(unsigned(b - 1)), V - 1);
+    }
   }
 }
 
