@@ -13,3 +13,12 @@ python3 plugins/matmul/torch_peer.py paired --names names.txt --xfbench build/bi
 python3 plugins/matmul/torch_peer.py paired --names names.txt --xfbench build/bin/xfbench --pairs 5 --out matmul_squares_paired_s3.json
 #   -> 10 of 12 (matmul_squares_paired_s3.txt); bf16 4096 1.000 (was below 1 in all three earlier
 # runs), tf32 4096 0.995, fp16 4096 0.985; ratios 0.985-1.036.
+# Session 4: does a wider search find faster kernels at n=4096 (the cases that tie)? Same call,
+# another H100, the 4096 squares only (topk_s4/):
+xfbench --benchmark_list_tests=true --benchmark_filter='Matmul/(bf16|fp16|tf32)/NN/m:4096/' > names.txt
+python3 plugins/matmul/torch_peer.py paired --names names.txt --xfbench build/bin/xfbench --pairs 5 --xf-arg=--xfbench_matmul_topk=16 --out paired_topk16.json
+python3 plugins/matmul/torch_peer.py paired --names names.txt --xfbench build/bin/xfbench --pairs 5 --xf-arg=--xfbench_matmul_topk=64 --out paired_topk64.json
+#   -> top-16: tf32 0.990, fp16 1.018, bf16 1.005; top-64: tf32 0.957, fp16 1.008, bf16 0.956.
+# 64 candidates find nothing faster; single pairs range 0.95-1.08 in both runs, so a median of
+# five pairs moves by a few percent from run to run. tf32 4096 has been below 1 in all four runs
+# (0.995, 0.995, 0.990, 0.957): the one case that may be a real, small deficit.
