@@ -41,7 +41,7 @@ __global__ void delta_kernel(FlashBwdParams p, int B) {
   for (int r = 0; r < kDeltaRows; ++r) {
     const std::int64_t row = first + r < n ? first + r : n - 1;  // clamped rows are not stored
     const int i = int(row % f.Sq), h = int(row / f.Sq % f.NH), b = int(row / f.Sq / f.NH);
-    const std::int64_t off = (b * f.so.b + h * f.so.h + i * std::int64_t(f.so.s)) * 2 + chunk * 16;
+    const std::int64_t off = row_bytes(f.so, b, h, i) + chunk * 16;
     unpack8(x[r], f.o + off, p.fp16);
     unpack8(y[r], p.dout + off, p.fp16);
   }
@@ -159,19 +159,15 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block
   const FlashParams& f = p.f;
   const int n0 = kv_block * kTile, h = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const char* q = f.q + 2 * (b * f.sq.b + h * f.sq.h);
-  const char* dout = p.dout + 2 * (b * f.so.b + h * f.so.h);
   const int tiles = f.Sq / kTile;
   auto load_queries = [&](int i, int buf) {
-    load_tile<kTile, kBwdThreads>(sQ(buf), q + std::int64_t(i) * kTile * f.sq.s * 2, f.sq.s, kTile);
-    load_tile<kTile, kBwdThreads>(sdO(buf), dout + std::int64_t(i) * kTile * f.so.s * 2, f.so.s,
+    load_tile<kTile, kBwdThreads>(sQ(buf), f.q + row_bytes(f.sq, b, h, i * kTile), f.sq.s, kTile);
+    load_tile<kTile, kBwdThreads>(sdO(buf), p.dout + row_bytes(f.so, b, h, i * kTile), f.so.s,
                                   kTile);
     cp_async_commit();
   };
-  load_tile<kTile, kBwdThreads, true>(sK, f.k + 2 * (b * f.sk.b + h * f.sk.h + n0 * f.sk.s), f.sk.s,
-                                      kTile);
-  load_tile<kTile, kBwdThreads, true>(sV, f.v + 2 * (b * f.sv.b + h * f.sv.h + n0 * f.sv.s), f.sv.s,
-                                      kTile);
+  load_tile<kTile, kBwdThreads, true>(sK, f.k + row_bytes(f.sk, b, h, n0), f.sk.s, kTile);
+  load_tile<kTile, kBwdThreads, true>(sV, f.v + row_bytes(f.sv, b, h, n0), f.sv.s, kTile);
   load_queries(0, 0);
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
@@ -208,8 +204,8 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block
   stage_rows<T>(sP, dk, p.scale, [](int c) { return key_of_row(c); });
   stage_rows<T>(sdS, dv, 1.f, [](int c) { return key_of_row(c); });
   __syncthreads();
-  write_tile(p.dk + 2 * (b * f.sk.b + h * f.sk.h + n0 * f.sk.s), f.sk.s, sP);
-  write_tile(p.dv + 2 * (b * f.sv.b + h * f.sv.h + n0 * f.sv.s), f.sv.s, sdS);
+  write_tile(p.dk + row_bytes(f.sk, b, h, n0), f.sk.s, sP);
+  write_tile(p.dv + row_bytes(f.sv, b, h, n0), f.sv.s, sdS);
 }
 
 // dQ of queries 64·q_block ... of one (b, h).
@@ -222,20 +218,16 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
   const FlashParams& f = p.f;
   const int m0 = q_block * kTile, h = blockIdx.y, b = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const char* k = f.k + 2 * (b * f.sk.b + h * f.sk.h);
-  const char* v = f.v + 2 * (b * f.sv.b + h * f.sv.h);
   const int tiles = f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
-    load_tile<kTile, kBwdThreads, true>(sK(buf), k + std::int64_t(j) * kTile * f.sk.s * 2, f.sk.s,
+    load_tile<kTile, kBwdThreads, true>(sK(buf), f.k + row_bytes(f.sk, b, h, j * kTile), f.sk.s,
                                         kTile);
-    load_tile<kTile, kBwdThreads, true>(sV(buf), v + std::int64_t(j) * kTile * f.sv.s * 2, f.sv.s,
+    load_tile<kTile, kBwdThreads, true>(sV(buf), f.v + row_bytes(f.sv, b, h, j * kTile), f.sv.s,
                                         kTile);
     cp_async_commit();
   };
-  load_tile<kTile, kBwdThreads>(sQ, f.q + 2 * (b * f.sq.b + h * f.sq.h + m0 * f.sq.s), f.sq.s,
-                                kTile);
-  load_tile<kTile, kBwdThreads>(sdO, p.dout + 2 * (b * f.so.b + h * f.so.h + m0 * f.so.s), f.so.s,
-                                kTile);
+  load_tile<kTile, kBwdThreads>(sQ, f.q + row_bytes(f.sq, b, h, m0), f.sq.s, kTile);
+  load_tile<kTile, kBwdThreads>(sdO, p.dout + row_bytes(f.so, b, h, m0), f.so.s, kTile);
   load_keys(0, 0);
 
   float dq[8][4] = {};
@@ -261,7 +253,7 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
   __syncthreads();
   stage_rows<T>(sdO, dq, p.scale, [](int r) { return r; });
   __syncthreads();
-  write_tile(p.dq + 2 * (b * f.sq.b + h * f.sq.h + m0 * f.sq.s), f.sq.s, sdO);
+  write_tile(p.dq + row_bytes(f.sq, b, h, m0), f.sq.s, sdO);
 }
 #endif
 

@@ -33,6 +33,12 @@ constexpr int kBlockM = 128;      // query rows per block
 constexpr int kBlockN = 64;       // keys per tile
 constexpr int kChunks = kHD / 8;  // 16-byte chunks per row
 
+// Bytes from element 0 to sequence position `row` of head h in batch item b (2-byte elements).
+__device__ __forceinline__ std::int64_t row_bytes(const HeadStrides& s, int b, int h,
+                                                  std::int64_t row) {
+  return 2 * (b * s.b + h * s.h + row * s.s);
+}
+
 struct FlashParams {
   const char *q, *k, *v;  // element 0 of (b=0, h=0)
   char* o;
@@ -283,7 +289,7 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
             pack2<T>(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
     }
   __syncwarp();
-  char* out = p.o + 2 * (b * p.so.b + h * p.so.h);
+  char* out = p.o + row_bytes(p.so, b, h, 0);
 #pragma unroll
   for (int i = 0; i < 4 * MT; ++i) {
     const int row = warp_row0 + i * 4 + lane / 8, chunk = lane % 8;
@@ -329,16 +335,16 @@ __device__ __forceinline__ void mask_tile(float (&s)[MT][8][4], const FlashParam
 template <int Threads>
 struct BlockTiles {
   int m0, h, b, tiles;
-  const char *q, *k, *v;
+  const char *q, *k, *v;  // the head's Q rows from m0, its first K and V rows
 
   __device__ explicit BlockTiles(const FlashParams& p)
       : m0(blockIdx.x * kBlockM),
         h(blockIdx.y),
         b(blockIdx.z),
         tiles(key_tiles(p, m0, b)),
-        q(p.q + 2 * (b * p.sq.b + h * p.sq.h + std::int64_t(m0) * p.sq.s)),
-        k(p.k + 2 * (b * p.sk.b + h * p.sk.h)),
-        v(p.v + 2 * (b * p.sv.b + h * p.sv.h)) {}
+        q(p.q + row_bytes(p.sq, b, h, m0)),
+        k(p.k + row_bytes(p.sk, b, h, 0)),
+        v(p.v + row_bytes(p.sv, b, h, 0)) {}
 
   // The Q rows (past Sq zero-filled) with key tile 0.
   __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
