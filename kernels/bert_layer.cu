@@ -45,6 +45,13 @@ std::string BertConfig::describe() const {
          ", seq " + std::to_string(seq) + ", " + to_string(precision) + ", " + to_string(backend);
 }
 
+namespace {
+// Bias gradients (column sums over tokens) up to this width run as bias_backward on the side
+// stream; the QKV projection's 3·hidden above it uses cuBLASLt's bias-gradient epilogue.
+constexpr int kMaxBiasGradWidth = 8192;  // bias_backward's widest row (dropout.hpp)
+bool qkv_bias_by_epilogue(const BertConfig& c) { return 3 * c.hidden > kMaxBiasGradWidth; }
+}  // namespace
+
 void check_bert_config(const BertConfig& c) {
   auto bad = [&](const std::string& why) {
     XF_THROW(InvalidArgument, "BertLayer " + c.describe() + ": " + why);
@@ -60,7 +67,8 @@ void check_bert_config(const BertConfig& c) {
     bad("hidden and intermediate must be multiples of 8");
   if (c.hidden > kMaxNormWidth)
     bad("hidden above " + std::to_string(kMaxNormWidth) + " (LayerNorm width)");
-  if (c.intermediate > 8192) bad("intermediate above 8192 (bias-gradient width)");
+  if (c.intermediate > kMaxBiasGradWidth)
+    bad("intermediate above " + std::to_string(kMaxBiasGradWidth) + " (bias-gradient width)");
   if (c.backend == AttentionBackend::unfused && (c.seq % 8 != 0 || c.seq > kMaxSoftmaxWidth)) {
     bad("the unfused backend needs seq % 8 == 0 and seq <= " + std::to_string(kMaxSoftmaxWidth));
   }
@@ -248,7 +256,8 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
     if (train) {
       m.alloc("dqkv", T * 3 * H, m.elem), m.alloc("dctx", T * H, m.elem),
           m.alloc("dproj", T * H, m.elem);
-      m.d_qkv_w = m.plan(3 * H, H, T, true, false, Epilogue::bgrad_a, true);
+      m.d_qkv_w = m.plan(3 * H, H, T, true, false,
+                         qkv_bias_by_epilogue(c) ? Epilogue::bgrad_a : Epilogue::none, true);
       m.d_qkv_x = m.plan(T, H, 3 * H, false, false, Epilogue::none);
       m.d_proj_w = m.plan(H, H, T, true, false, Epilogue::none, true);
       m.d_proj_x = m.plan(T, H, H, false, false, Epilogue::none);
@@ -273,7 +282,7 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
             m.alloc("dact", T * I, m.elem);
         m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
         m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
-        m.d_up_w = m.plan(I, H, T, true, false, Epilogue::bgrad_a, true);  // and dbi
+        m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
         m.d_up_x = m.plan(T, H, I, false, false, Epilogue::none);
       }
     }
@@ -282,6 +291,11 @@ BertLayer::BertLayer(const BertConfig& config, BertPart part)
   if (train) m.alloc("dout", T * H, m.elem);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1);
+  if (train)  // the side stream's column sums (bias gradients) run beside the main stream's
+    m.alloc("side_scratch",
+            norm_backward_scratch_bytes(
+                std::min(std::max(3 * c.hidden, c.intermediate), kMaxBiasGradWidth)),
+            1);
 }
 
 BertLayer::~BertLayer() = default;
@@ -438,11 +452,11 @@ void ffn_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, const 
   bias_gelu_backward<T>(m.at<T>("dact"), nullptr, scratch, m.at<T>("dact"), m.at<T>("pre"),
                         m.at<T>("bi"), N, I, c.gelu, s);
   m.fork(s);
-  // dbi = Σ_tokens dpre in the weight-gradient GEMM's epilogue, on the side stream (off the
-  // critical path; 1-2% faster than summing in the GELU backward).
-  GemmOperands w = ops(m.t("dact"), in, m.t("dwi"));
-  w.bias_grad = m.t("dbi");
-  m.run(m.d_up_w, m.side, w);
+  // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
+  // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,
+  // which runs as a separate, slower kernel: PERF.md).
+  bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>("dact"), N, I, m.side);
+  m.run(m.d_up_w, m.side, ops(m.t("dact"), in, m.t("dwi")));
   m.run(m.d_up_x, s, ops(m.t("dact"), m.t("wi"), din, nullptr, 1.f));  // din += dpre·Wi
 }
 
@@ -480,8 +494,12 @@ void attention_backward(BertLayer::Impl& m, cudaStream_t s, std::uint64_t step, 
                       nullptr, nullptr, probs_drop, m.t("attn_ws"), s);
   }
   GemmOperands w = ops(m.t("dqkv"), m.t("x"), m.t("dwqkv"));
-  w.bias_grad = m.t("dbqkv");
   m.fork(s);
+  if (qkv_bias_by_epilogue(c))
+    w.bias_grad = m.t("dbqkv");
+  else  // as dbi in ffn_backward
+    bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N, 3 * H,
+                     m.side);
   m.run(m.d_qkv_w, m.side, w);
   m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), m.t("dx"), nullptr, 1.f));  // dx += dqkv·Wqkv
 }

@@ -34,7 +34,7 @@ template <class T>
 void dropout_bias_backward(T* dx, T* dbias, float* scratch, const T* dout, Dropout dropout, int N,
                            int C, cudaStream_t stream);
 
-// dbias = column sums of dout [N, C]: the bias gradient of a linear layer.
+// dbias = column sums of dout [N, C] (C <= 8192): the bias gradient of a linear layer.
 template <class T>
 void bias_backward(T* dbias, float* scratch, const T* dout, int N, int C, cudaStream_t stream);
 

@@ -82,6 +82,18 @@ INSTANTIATE_TEST_SUITE_P(
                                          AttentionBackend::flash),
                        ::testing::Values(kernels::Precision::fp16, kernels::Precision::bf16)));
 
+// Bias gradients are column sums on the side stream up to 8192 columns; the QKV projection's
+// 3·hidden above that takes cuBLASLt's bias-gradient epilogue: that path against float64 too.
+TEST(BertGpuWide, QkvBiasGradientThroughTheEpilogue) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  BertConfig c;
+  c.hidden = 2816, c.heads = 44, c.intermediate = 512;  // 3 · 2816 = 8448 QKV columns
+  std::string worst;
+  ASSERT_NO_THROW(worst = bert::validate_bert(c, BertPart::attention, true));
+  std::printf("  worst: %s\n", worst.c_str());
+}
+
 // A wrong layer must fail validation: corrupt one weight after init and compare again.
 TEST(BertGpuNegative, CorruptedWeightFailsValidation) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
