@@ -605,6 +605,11 @@ void Gemm::run(cudaStream_t stream, const GemmOperands& ops) const {
 }
 
 namespace {
+// The search's final: seven paired rounds; a challenger must win six of them (a one-sided sign
+// test at p = 0.06) and be at least 1% faster by median to replace the incumbent.
+constexpr int kFinalRounds = 7;
+constexpr double kClearMargin = 0.01;
+
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
   EventPair() {
@@ -623,6 +628,29 @@ struct EventPair {
   }
 };
 }  // namespace
+
+int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
+                     double margin) {
+  if (incumbent < 0 || incumbent >= int(rounds.size()))
+    XF_THROW(InvalidArgument, "choose_by_rounds: incumbent out of range");
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? std::numeric_limits<double>::infinity() : v[v.size() / 2];
+  };
+  const std::vector<double>& base = rounds[std::size_t(incumbent)];
+  int best = incumbent;
+  double best_median = median(base);
+  const double bar = best_median * (1.0 - margin);
+  for (int i = 0; i < int(rounds.size()); ++i) {
+    const std::vector<double>& t = rounds[std::size_t(i)];
+    if (i == incumbent || t.size() != base.size()) continue;
+    int wins = 0;
+    for (std::size_t r = 0; r < t.size(); ++r) wins += t[r] < base[r];
+    const double m = median(t);
+    if (wins >= min_wins && m <= bar && m < best_median) best = i, best_median = m;
+  }
+  return best;
+}
 
 GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   const int n = candidates();
@@ -646,10 +674,9 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
   impl_->enqueue(stream, ops, first);
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  // Seconds per launch of each listed candidate over `rounds` rounds in alternating order, so that
-  // clocks falling under power (or rising) favour no position; each keeps its best round, or its
-  // median round (robust to one lucky round) when `median`.
-  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, bool median) {
+  // Seconds per launch of each listed candidate in each of `rounds` rounds, run in alternating
+  // order so that clocks falling under power (or rising) favour no position.
+  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds) {
     std::vector<std::vector<double>> t(list.size());
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t step = 0; step < list.size(); ++step) {
@@ -660,39 +687,33 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
         t[j].push_back(ev.seconds() / reps);
       }
     }
-    std::vector<double> out;
-    for (std::vector<double>& v : t) {
-      std::sort(v.begin(), v.end());
-      out.push_back(median ? v[v.size() / 2] : v.front());
-    }
-    return out;
+    return t;
   };
-  // Bursts of about 2 ms per candidate and round.
+  // Bursts of about 2 ms per candidate and round; each candidate keeps its best round.
   const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
   std::vector<int> order;
   for (int i = 0; i < n; ++i)
     if (runs[std::size_t(i)]) order.push_back(i);
-  const std::vector<double> burst = time_rounds(order, reps, 3, false);
-  for (std::size_t j = 0; j < order.size(); ++j) r.seconds[std::size_t(order[j])] = burst[j];
+  const std::vector<std::vector<double>> burst = time_rounds(order, reps, 3);
+  for (std::size_t j = 0; j < order.size(); ++j)
+    r.seconds[std::size_t(order[j])] = *std::min_element(burst[j].begin(), burst[j].end());
   // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
-  // near-ties in them are noise. Finalists: the three fastest of the bursts, cuBLASLt's first
-  // choice and cublasGemmEx (what torch.matmul runs). They meet again over seven rounds of ~10 ms
-  // runs; the best median round wins.
+  // near-ties in them are noise. Finalists: the incumbent (cublasGemmEx, what torch.matmul runs,
+  // else cuBLASLt's first choice) and the three fastest of the bursts. They meet again over seven
+  // rounds of ~10 ms runs, and a challenger replaces the incumbent only when clearly faster.
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
     return r.seconds[std::size_t(x)] < r.seconds[std::size_t(y)];
   });
-  std::vector<int> finalists(order.begin(), order.begin() + std::min<std::size_t>(3, order.size()));
   const int blas_index = impl_->blas_candidate() ? int(impl_->heur.size()) : -1;
-  for (int extra : {first, blas_index}) {
-    if (extra >= 0 && runs[std::size_t(extra)] &&
-        std::find(finalists.begin(), finalists.end(), extra) == finalists.end())
-      finalists.push_back(extra);
-  }
-  r.best = finalists.front();
+  const int incumbent = blas_index >= 0 && runs[std::size_t(blas_index)] ? blas_index : first;
+  std::vector<int> finalists{incumbent};
+  for (std::size_t j = 0; j < order.size() && finalists.size() < 4; ++j)
+    if (order[j] != incumbent) finalists.push_back(order[j]);
+  r.best = incumbent;
   if (finalists.size() > 1) {
-    const std::vector<double> t =
-        time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)), 7, true);
-    r.best = finalists[std::size_t(std::min_element(t.begin(), t.end()) - t.begin())];
+    const std::vector<std::vector<double>> t =
+        time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)), kFinalRounds);
+    r.best = finalists[std::size_t(choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin))];
   }
   impl_->sel = r.best;
   impl_->tuned = true;

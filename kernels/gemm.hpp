@@ -119,9 +119,18 @@ struct GemmAlgoInfo {
 
 struct GemmTuneResult {
   std::vector<double> seconds;  // per candidate, best of three ~2 ms rounds (inf: failed to run)
-  int best = 0;  // the finalist (three fastest rounds, cuBLASLt's first choice, cublasGemmEx)
-                 // with the best median of seven alternating rounds of ~10 ms runs
+  int best = 0;  // the finalist chosen by choose_by_rounds over seven alternating ~10 ms rounds:
+                 // the incumbent (cublasGemmEx, else cuBLASLt's first choice) unless clearly beaten
 };
+
+// The search's final choice among finalists timed in alternating rounds (rounds[i][r]: seconds
+// per launch of finalist i in round r; round r of every finalist ran back to back, so it is a
+// paired sample). Keeps `incumbent` unless a challenger is faster in at least `min_wins` rounds
+// and its median is at least `margin` (relative, e.g. 0.01) below the incumbent's median; of
+// such challengers the lowest median wins. Near-ties between kernels are run-to-run noise, and
+// picking their lucky winner would make the search worse than no search half the time.
+int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
+                     double margin);
 
 class Gemm {
  public:

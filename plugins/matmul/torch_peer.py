@@ -206,6 +206,7 @@ def paired(args):
             continue
         launch = make_launch(torch, case, dev)
         sides = {"torch": [], "xfbench": []}
+        labels, telemetry = [], []
         for p in range(args.pairs):
             for side in (("torch", "xfbench") if p % 2 == 0 else ("xfbench", "torch")):
                 if side == "torch":
@@ -225,8 +226,11 @@ def paired(args):
                 if not runs:
                     raise RuntimeError(f"xfbench gave no TFLOPS for {name}")
                 sides["xfbench"].append(runs[0]["TFLOPS"])
+                labels.append(runs[0].get("label", ""))
+                telemetry.append({k: runs[0][k] for k in ("sm_MHz", "temp_C", "power_W") if k in runs[0]})
         ratios = [x / t for x, t in zip(sides["xfbench"], sides["torch"])]
-        results.append({"name": name, **sides, "ratios": ratios})
+        results.append({"name": name, **sides, "ratios": ratios, "xfbench_labels": labels,
+                        "xfbench_telemetry": telemetry})
         print(f"{name.split('/iterations:')[0]:60s} {statistics.median(sides['torch']):8.1f} "
               f"{statistics.median(sides['xfbench']):8.1f} {statistics.median(ratios):6.3f} "
               f"{min(ratios):6.3f} {max(ratios):6.3f}", flush=True)

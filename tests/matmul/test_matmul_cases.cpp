@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -222,6 +223,35 @@ TEST(MatmulTolerance, OrderedByPrecisionAndGrowingWithK) {
   EXPECT_LT(mm::tolerance_for(Dtype::fp32, 128).rel_l2,
             mm::tolerance_for(Dtype::fp32, 16384).rel_l2);
   EXPECT_LT(mm::tolerance_for(Dtype::fp8, 128).rel_l2, mm::tolerance_for(Dtype::fp8, 16384).rel_l2);
+}
+
+// The search's final choice: the incumbent unless a challenger is clearly and consistently faster.
+TEST(MatmulSearch, ChallengerMustWinClearly) {
+  const std::vector<double> base{1.00, 1.02, 0.99, 1.01, 1.00, 0.98, 1.01};
+  auto scaled = [&](double f) {
+    std::vector<double> v;
+    for (double t : base) v.push_back(t * f);
+    return v;
+  };
+  // 0.5% faster in every round: a near-tie, the incumbent stays.
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.995)}, 0, 6, 0.01), 0);
+  // 3% faster in every round: the challenger.
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.97)}, 0, 6, 0.01), 1);
+  // Works with the incumbent anywhere in the list.
+  EXPECT_EQ(k::choose_by_rounds({scaled(0.97), base}, 1, 6, 0.01), 0);
+  // 3% faster by median but slower in two rounds: not consistent enough.
+  std::vector<double> lucky = scaled(0.97);
+  lucky[1] = lucky[4] = 1.2;
+  EXPECT_EQ(k::choose_by_rounds({base, lucky}, 0, 6, 0.01), 0);
+  // One slower round is allowed.
+  lucky[4] = 0.97;
+  EXPECT_EQ(k::choose_by_rounds({base, lucky}, 0, 6, 0.01), 1);
+  // Of two clear winners, the lower median.
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.97), scaled(0.95), scaled(1.1)}, 0, 6, 0.01), 2);
+  // A challenger that failed to run (infinite times) or ran other rounds never wins.
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(k::choose_by_rounds({base, std::vector<double>(7, inf), {0.5, 0.5}}, 0, 6, 0.01), 0);
+  EXPECT_THROW(k::choose_by_rounds({base}, 1, 6, 0.01), xfbench::InvalidArgument);
 }
 
 // The host, with no GPU visible: registration must not touch one, and a bad list exits 2.
