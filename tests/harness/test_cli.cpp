@@ -224,3 +224,25 @@ TEST(Cli, DeviceIndexOutOfRange) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--xfbench_device=99 is out of range"), std::string::npos) << r.err;
 }
+
+// NVML telemetry (sm_MHz, temp_C, power_W) comes with every timed GPU case unless turned off.
+TEST(Cli, TelemetryCanBeTurnedOff) {
+  Result listed =
+      xfbench(plugins("good") + " --benchmark_list_tests=true --xfbench_telemetry=false", kNoGpu);
+  EXPECT_EQ(listed.code, 0) << listed.err;  // a known flag, with or without a GPU
+  Result probe = xfbench(plugins("good") + " --benchmark_filter=GpuTest --xfbench_iterations=1");
+  if (probe.code == 4) GTEST_SKIP() << "no GPU here";
+  // GpuFault/2_fine times an empty launch with time_gpu, alone.
+  const std::string gpu_case = plugins("gpu_fault") +
+                               " --benchmark_filter=GpuFault/2_fine --xfbench_iterations=2 "
+                               "--benchmark_format=json";
+  Result on = xfbench(gpu_case);
+  Result off = xfbench(gpu_case + " --xfbench_telemetry=false");
+  ASSERT_EQ(on.code, 0) << on.err;
+  ASSERT_EQ(off.code, 0) << off.err;
+  if (on.out.find("\"nvml\": \"ok\"") != std::string::npos) {
+    EXPECT_NE(on.out.find("\"sm_MHz\""), std::string::npos) << on.out;
+  }
+  EXPECT_EQ(off.out.find("\"sm_MHz\""), std::string::npos) << off.out;
+  EXPECT_EQ(off.out.find("\"power_W\""), std::string::npos) << off.out;
+}

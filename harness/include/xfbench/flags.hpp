@@ -19,6 +19,7 @@ std::vector<std::string> flag_list(const std::string& name,
 // Common flags of the SDK.
 bool validation_enabled();  // --xfbench_validate (default true)
 bool l2_flush_enabled();    // --xfbench_l2_flush (cold mode)
+bool telemetry_enabled();   // --xfbench_telemetry (default true): NVML sampling while timing
 
 // Splits "a,b,c" (empty items dropped).
 std::vector<std::string> split(const std::string& s, char sep);

@@ -115,6 +115,7 @@ int run(int argc, char** argv) {
   const long device = flag_int("device", 0, "index of the CUDA device to run on");
   validation_enabled();
   l2_flush_enabled();
+  telemetry_enabled();
   detail::gpu_iterations();
 
   PluginLoader loader;

@@ -93,6 +93,13 @@ bool validation_enabled() {
   return on;
 }
 
+bool telemetry_enabled() {
+  static const bool on = flag_bool("telemetry", true,
+                                   "sample clocks, temperature and power with NVML (every 10 ms) "
+                                   "while a case is timed");
+  return on;
+}
+
 bool l2_flush_enabled() {
   static const bool on =
       flag_bool("l2_flush", false, "cold mode: flush the L2 cache before each timed launch");

@@ -35,7 +35,7 @@ const Nvml& nvml() {
 }  // namespace
 
 TelemetrySampler::TelemetrySampler(int cuda_device) {
-  if (!nvml().ok()) return;
+  if (cuda_device < 0 || !nvml().ok()) return;  // off (--xfbench_telemetry=false) or no NVML
   device_ = nvml_device(cuda_device);
   if (!device_) return;
   sample();

@@ -15,7 +15,8 @@ struct TelemetryReading {
   double temp_c = 0;                            // maximum
 };
 
-// Samples the device every few milliseconds on a background thread from construction to stop().
+// Samples the device every few milliseconds on a background thread from construction to stop();
+// a negative device (telemetry off) samples nothing.
 class TelemetrySampler {
  public:
   explicit TelemetrySampler(int cuda_device);

@@ -100,7 +100,7 @@ Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& laun
     }
   }
 
-  detail::TelemetrySampler telemetry(selected_device());
+  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
   for (auto _ : state) {
     if (t.cold) flush_l2(stream);
     start.record(stream);
