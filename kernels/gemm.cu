@@ -9,6 +9,7 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 
 #include "xfbench/check_libs.hpp"
@@ -376,6 +378,8 @@ struct Gemm::Impl {
   void build();
   void ask_heuristics(cublasLtMatmulPreference_t pref);
   void add_plain_algorithms(cublasLtMatmulPreference_t pref);
+  void add_variants();
+  bool add_checked(const cublasLtMatmulAlgo_t& algo);
   void enqueue(cudaStream_t stream, const GemmOperands& ops, int index) const;
   void enqueue_blas(cudaStream_t stream, const GemmOperands& ops) const;
 };
@@ -439,6 +443,7 @@ void Gemm::Impl::build() {
     ask_heuristics(pref);
   }
   if (d.epilogue != Epilogue::none && !heur.empty()) add_plain_algorithms(pref);
+  if (opt.variants && !heur.empty()) add_variants();
   cublasLtMatmulPreferenceDestroy(pref);
   if (d.epilogue == Epilogue::none && d.precision != Precision::fp8 && !heur.empty()) {
     blas = blas_handle_for(device);
@@ -474,28 +479,58 @@ void Gemm::Impl::add_plain_algorithms(cublasLtMatmulPreference_t pref) {
   XF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plain, compute, CUDA_R_32F));
   set_desc(plain, CUBLASLT_MATMUL_DESC_TRANSA, d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
   set_desc(plain, CUBLASLT_MATMUL_DESC_TRANSB, d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
-  std::vector<cublasLtMatmulHeuristicResult_t> found(heur.size());
+  std::vector<cublasLtMatmulHeuristicResult_t> found(std::size_t(std::max(1, opt.heuristics)));
   int returned = 0;
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
       handle, plain, lay_a, lay_b, lay_c, lay_c, pref, int(found.size()), found.data(), &returned);
   cublasLtMatmulDescDestroy(plain);
   if (st != CUBLAS_STATUS_SUCCESS) return;  // the epilogue's own candidates stay
-  auto same = [](const cublasLtMatmulAlgo_t& x, const cublasLtMatmulAlgo_t& y) {
-    return std::memcmp(&x, &y, sizeof x) == 0;
-  };
-  for (int i = 0; i < returned; ++i) {
-    const cublasLtMatmulHeuristicResult_t& r = found[std::size_t(i)];
-    if (r.state != CUBLAS_STATUS_SUCCESS ||
-        std::any_of(heur.begin(), heur.end(), [&](const auto& h) { return same(h.algo, r.algo); }))
-      continue;
-    cublasLtMatmulHeuristicResult_t checked{};
-    if (cublasLtMatmulAlgoCheck(handle, op, lay_a, lay_b, lay_c, lay_c, &r.algo, &checked) !=
-            CUBLAS_STATUS_SUCCESS ||
-        checked.workspaceSize > ws->bytes())
-      continue;
-    checked.algo = r.algo;
-    checked.state = CUBLAS_STATUS_SUCCESS;
-    heur.push_back(checked);
+  for (int i = 0; i < returned; ++i)
+    if (found[std::size_t(i)].state == CUBLAS_STATUS_SUCCESS)
+      add_checked(found[std::size_t(i)].algo);
+}
+
+// Appends `algo` as a candidate when it is new and cuBLASLt accepts it for this product and
+// workspace; says whether it did.
+bool Gemm::Impl::add_checked(const cublasLtMatmulAlgo_t& algo) {
+  for (const cublasLtMatmulHeuristicResult_t& h : heur)
+    if (std::memcmp(&h.algo, &algo, sizeof algo) == 0) return false;
+  cublasLtMatmulHeuristicResult_t checked{};
+  if (cublasLtMatmulAlgoCheck(handle, op, lay_a, lay_b, lay_c, lay_c, &algo, &checked) !=
+          CUBLAS_STATUS_SUCCESS ||
+      checked.workspaceSize > ws->bytes())
+    return false;
+  checked.algo = algo;
+  checked.state = CUBLAS_STATUS_SUCCESS;
+  heur.push_back(checked);
+  return true;
+}
+
+// Each ranked kernel under its other custom options and CTA swizzling (both are free choices of
+// a configuration that the heuristics fix), up to kMaxCandidates in all.
+void Gemm::Impl::add_variants() {
+  constexpr std::size_t kMaxCandidates = 128;
+  const std::vector<cublasLtMatmulHeuristicResult_t> ranked = heur;
+  for (const cublasLtMatmulHeuristicResult_t& h : ranked) {
+    std::int32_t max_custom = 0;
+    std::uint32_t swizzle = 0;
+    std::size_t written = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&h.algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &max_custom,
+                                      sizeof max_custom, &written);
+    cublasLtMatmulAlgoCapGetAttribute(&h.algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &swizzle,
+                                      sizeof swizzle, &written);
+    for (std::uint32_t custom = 0; custom <= std::uint32_t(std::max(0, max_custom)); ++custom) {
+      for (std::uint32_t swz = 0; swz <= std::min(swizzle, 1u); ++swz) {
+        if (heur.size() >= kMaxCandidates) return;
+        cublasLtMatmulAlgo_t algo = h.algo;
+        if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom,
+                                                 sizeof custom) != CUBLAS_STATUS_SUCCESS ||
+            cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
+                                                 sizeof swz) != CUBLAS_STATUS_SUCCESS)
+          continue;
+        add_checked(algo);
+      }
+    }
   }
 }
 
@@ -646,6 +681,7 @@ namespace {
 // test at p = 0.06) and be at least 1% faster by median to replace the incumbent.
 constexpr int kFinalRounds = 7;
 constexpr double kClearMargin = 0.01;
+constexpr int kConfirmRounds = 5;  // from idle (GemmTuneOptions::idle_ms): four of five to win
 
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -689,7 +725,8 @@ int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbe
   return best;
 }
 
-GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
+GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
+                          const GemmTuneOptions& options) {
   const int n = candidates();
   GemmTuneResult r;
   r.seconds.assign(std::size_t(n), std::numeric_limits<double>::infinity());
@@ -712,12 +749,18 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   impl_->enqueue(stream, ops, first);
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
   // Seconds per launch of each listed candidate in each of `rounds` rounds, run in alternating
-  // order so that clocks falling under power (or rising) favour no position.
-  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds) {
+  // order so that clocks falling under power (or rising) favour no position; each run after
+  // `idle_ms` of idle GPU (and one untimed launch) when that is positive.
+  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0) {
     std::vector<std::vector<double>> t(list.size());
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t step = 0; step < list.size(); ++step) {
         const std::size_t j = round % 2 ? list.size() - 1 - step : step;
+        if (idle_ms > 0) {
+          XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+          std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
+          impl_->enqueue(stream, ops, list[j]);
+        }
         XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
         for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
         XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
@@ -747,10 +790,15 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops) {
   for (std::size_t j = 0; j < order.size() && finalists.size() < 4; ++j)
     if (order[j] != incumbent) finalists.push_back(order[j]);
   r.best = incumbent;
+  const int final_reps = int(std::clamp(5.0 * reps, 1.0, 500.0));  // ~10 ms
   if (finalists.size() > 1) {
-    const std::vector<std::vector<double>> t =
-        time_rounds(finalists, int(std::clamp(5.0 * reps, 1.0, 500.0)), kFinalRounds);
+    const std::vector<std::vector<double>> t = time_rounds(finalists, final_reps, kFinalRounds);
     r.best = finalists[std::size_t(choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin))];
+  }
+  if (r.best != incumbent && options.idle_ms > 0) {
+    const std::vector<std::vector<double>> t =
+        time_rounds({incumbent, r.best}, 5 * final_reps, kConfirmRounds, options.idle_ms);
+    if (choose_by_rounds(t, 0, kConfirmRounds - 1, kClearMargin) != 1) r.best = incumbent;
   }
   impl_->sel = r.best;
   impl_->tuned = true;
@@ -766,12 +814,12 @@ std::string key_of(const GemmDesc& d, const GemmOptions& o) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%d|%d|%d%d|%lld,%lld,%lld|%lld,%lld,%lld|%lld|%lld,%lld,%lld|%d|"
-                "%d|%d|%zu|%d|%d",
+                "%d|%d|%zu|%d|%d|%d",
                 int(d.precision), int(d.out_type()), d.trans_a, d.trans_b, (long long)d.m,
                 (long long)d.n, (long long)d.k, (long long)d.a_ld(), (long long)d.b_ld(),
                 (long long)d.c_ld(), (long long)d.batch, (long long)d.a_stride(),
                 (long long)d.b_stride(), (long long)d.c_stride(), int(d.epilogue), d.alignment,
-                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace);
+                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace, o.variants);
   return buf;
 }
 

@@ -103,6 +103,9 @@ struct GemmOperands {
 struct GemmOptions {
   std::size_t workspace_bytes = std::size_t(64) << 20;  // Hopper's fastest kernels want a big one
   int heuristics = 16;                                  // candidates asked of cuBLASLt (top-K)
+  // Also every custom option and CTA swizzling of each heuristic's kernel that cuBLASLt accepts
+  // (configurations its heuristics do not rank; several times more candidates to time).
+  bool variants = false;
   bool private_workspace = false;
 };
 
@@ -132,6 +135,14 @@ struct GemmTuneResult {
 int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
                      double margin);
 
+struct GemmTuneOptions {
+  // > 0: a challenger that beats the incumbent in the (back-to-back) final must beat it again in a
+  // confirmation timed as a benchmark measures: five alternating ~50 ms runs, each after this many
+  // milliseconds idle. Kernels rank differently from an idle GPU at full clock than under
+  // sustained load: at n=4096 a 128x128 tile won the final and lost 2-5% in the measurement.
+  int idle_ms = 0;
+};
+
 class Gemm {
  public:
   // Builds descriptors and asks cuBLASLt's heuristics; throws Unsupported when no algorithm
@@ -155,7 +166,8 @@ class Gemm {
 
   // Times every candidate with CUDA events on these operands (which it overwrites: C, aux,
   // bias_grad) and selects the fastest. Synchronises; call outside timed regions.
-  GemmTuneResult tune(cudaStream_t stream, const GemmOperands& ops);
+  GemmTuneResult tune(cudaStream_t stream, const GemmOperands& ops,
+                      const GemmTuneOptions& options = {});
 
  private:
   struct Impl;

@@ -20,6 +20,7 @@ namespace k = xfbench::kernels;
 struct Settings {
   bool search = true;
   int topk = 16;
+  bool variants = false;
   std::size_t workspace = std::size_t(64) << 20;
   bool fp8_fast_accum = false;
   int cooldown_ms = 150;
@@ -152,10 +153,15 @@ void run_case(benchmark::State& state, const CaseSpec& c, const Settings& s) {
   k::GemmOptions options;
   options.workspace_bytes = s.workspace;
   options.heuristics = s.search ? s.topk : 1;
+  options.variants = s.search && s.variants;
   k::Gemm& plan = k::gemm_plan(d, options);  // heuristics: outside the timed region
   k::GemmOperands ops;
   ops.a = a.get(), ops.b = b.get(), ops.c = out.get();
-  if (s.search && !plan.tuned()) plan.tune(stream, ops);  // timed search, also untimed here
+  // Timed search, also untimed here. Large products are measured from an idle GPU (below), so a
+  // challenger to the incumbent must also win from idle.
+  k::GemmTuneOptions tuning;
+  if (k::gemm_flops(d) >= kCooldownFlops) tuning.idle_ms = s.cooldown_ms;
+  if (s.search && !plan.tuned()) plan.tune(stream, ops, tuning);
 
   if (should_validate()) validate(stream, plan, ops, c);
   state.SetLabel(plan.algo_info().label());
@@ -217,6 +223,9 @@ void register_cases() {
   long topk = flag_int("matmul_topk", 16, "candidates timed by the algorithm search (1..64)");
   if (topk < 1 || topk > 64) XF_THROW(InvalidArgument, "--xfbench_matmul_topk must be 1..64");
   s.topk = int(topk);
+  s.variants = flag_bool("matmul_variants", false,
+                         "the search also times every custom option and CTA swizzling of each "
+                         "heuristic's kernel that cuBLASLt accepts (slower search)");
   long ws = flag_int("matmul_workspace_mib", 64, "cuBLASLt workspace in MiB (0..4096)");
   if (ws < 0 || ws > 4096)
     XF_THROW(InvalidArgument, "--xfbench_matmul_workspace_mib must be 0..4096");

@@ -382,6 +382,24 @@ INSTANTIATE_TEST_SUITE_P(Precisions, GemmEpilogue,
                                            k::Precision::fp32),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+TEST_F(GemmGpu, VariantsAddCandidatesThatAreAllCorrect) {
+  for (k::Precision p : {k::Precision::bf16, k::Precision::tf32}) {
+    k::GemmDesc d = desc(p, "NN", 512, 384, 256);
+    Problem pr(d);
+    k::GemmOptions with;
+    with.variants = true;
+    k::Gemm ranked(d), all(d, with);
+    EXPECT_GT(all.candidates(), ranked.candidates()) << to_string(p);
+    const double tol = xfbench::matmul::tolerance_for(dtype_of(p), d.k).rel_l2;
+    const std::vector<double> ref = pr.reference();
+    for_each_candidate(all, [&](const std::string& algo) {
+      pr.c.poison();
+      all.run(nullptr, pr.ops());
+      expect_close(pr.c.host(), ref, tol, std::string(to_string(p)) + " " + algo);
+    });
+  }
+}
+
 TEST_F(GemmGpu, SearchPicksTheFastestAndStaysCorrect) {
   k::GemmDesc d = desc(k::Precision::bf16, "NN", 1024, 1024, 1024);
   Problem pr(d);
@@ -403,6 +421,15 @@ TEST_F(GemmGpu, SearchPicksTheFastestAndStaysCorrect) {
   g.run(nullptr, pr.ops());
   expect_close(pr.c.host(), pr.reference(), 1e-2, "tuned " + g.algo_info().label());
   EXPECT_THROW(g.select(g.candidates()), xfbench::InvalidArgument);
+  // The same with a confirmation from idle (runs only when a challenger wins the final).
+  k::Gemm h(d);
+  k::GemmTuneOptions from_idle;
+  from_idle.idle_ms = 5;
+  const int best = h.tune(nullptr, pr.ops(), from_idle).best;
+  EXPECT_EQ(h.selected(), best);
+  pr.c.poison();
+  h.run(nullptr, pr.ops());
+  expect_close(pr.c.host(), pr.reference(), 1e-2, "tuned from idle " + h.algo_info().label());
 }
 
 TEST_F(GemmGpu, PlansAreCachedAndRunsCheckTheirArguments) {
