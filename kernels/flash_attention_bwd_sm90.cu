@@ -149,6 +149,21 @@ __device__ __forceinline__ int key_of_row(int c) {
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The 64-row tiles of head (b, h) from `row` on that both block kinds stage (cp.async, not yet
+// committed): Q and dO as stored, K and V in key order.
+__device__ __forceinline__ void load_q_do(std::uint16_t* q, std::uint16_t* d_o,
+                                          const FlashBwdParams& p, int b, int h, int row) {
+  const FlashParams& f = p.f;
+  load_tile<kTile, kBwdThreads>(q, f.q + row_bytes(f.sq, b, h, row), f.sq.s, kTile);
+  load_tile<kTile, kBwdThreads>(d_o, p.dout + row_bytes(f.so, b, h, row), f.so.s, kTile);
+}
+__device__ __forceinline__ void load_k_v(std::uint16_t* k, std::uint16_t* v,
+                                         const FlashBwdParams& p, int b, int h, int row) {
+  const FlashParams& f = p.f;
+  load_tile<kTile, kBwdThreads, true>(k, f.k + row_bytes(f.sk, b, h, row), f.sk.s, kTile);
+  load_tile<kTile, kBwdThreads, true>(v, f.v + row_bytes(f.sv, b, h, row), f.sv.s, kTile);
+}
+
 // dK and dV of keys 64·kv_block ... of one (b, h).
 template <class T>
 __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block) {
@@ -161,13 +176,10 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles = f.Sq / kTile;
   auto load_queries = [&](int i, int buf) {
-    load_tile<kTile, kBwdThreads>(sQ(buf), f.q + row_bytes(f.sq, b, h, i * kTile), f.sq.s, kTile);
-    load_tile<kTile, kBwdThreads>(sdO(buf), p.dout + row_bytes(f.so, b, h, i * kTile), f.so.s,
-                                  kTile);
+    load_q_do(sQ(buf), sdO(buf), p, b, h, i * kTile);
     cp_async_commit();
   };
-  load_tile<kTile, kBwdThreads, true>(sK, f.k + row_bytes(f.sk, b, h, n0), f.sk.s, kTile);
-  load_tile<kTile, kBwdThreads, true>(sV, f.v + row_bytes(f.sv, b, h, n0), f.sv.s, kTile);
+  load_k_v(sK, sV, p, b, h, n0);
   load_queries(0, 0);
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
@@ -220,14 +232,10 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles = f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
-    load_tile<kTile, kBwdThreads, true>(sK(buf), f.k + row_bytes(f.sk, b, h, j * kTile), f.sk.s,
-                                        kTile);
-    load_tile<kTile, kBwdThreads, true>(sV(buf), f.v + row_bytes(f.sv, b, h, j * kTile), f.sv.s,
-                                        kTile);
+    load_k_v(sK(buf), sV(buf), p, b, h, j * kTile);
     cp_async_commit();
   };
-  load_tile<kTile, kBwdThreads>(sQ, f.q + row_bytes(f.sq, b, h, m0), f.sq.s, kTile);
-  load_tile<kTile, kBwdThreads>(sdO, p.dout + row_bytes(f.so, b, h, m0), f.so.s, kTile);
+  load_q_do(sQ, sdO, p, b, h, m0);
   load_keys(0, 0);
 
   float dq[8][4] = {};
