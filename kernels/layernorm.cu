@@ -4,6 +4,8 @@
 #include "kernels/detail/vec.cuh"
 #include "kernels/layernorm.hpp"
 
+#include <tuple>
+
 namespace xfbench::kernels {
 namespace {
 
@@ -274,52 +276,43 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
   }
 }
 
+// A kernel's row shape: WPR warps per row, VPT 16-byte vectors per thread (32·WPR·VPT per row).
+template <int WPR_, int VPT_>
+struct RowShape {
+  static constexpr int WPR = WPR_, VPT = VPT_;
+};
+
+// Calls launch(Shape{}) for the first of Shapes whose row holds V vectors, else the last.
+template <class... Shapes, class Launch>
+void launch_row_shape(int V, const Launch& launch) {
+  bool done = false;
+  ((done = done || (V <= 32 * Shapes::WPR * Shapes::VPT && (launch(Shapes{}), true))), ...);
+  if (!done) launch(std::tuple_element_t<sizeof...(Shapes) - 1, std::tuple<Shapes...>>{});
+}
+
 template <class T, bool RMS>
 void launch_forward(const NormForwardArgs<T>& a, cudaStream_t stream) {
-  const int V = a.C / kVec;
-  auto go = [&](auto kernel, int wpr) {
-    const int groups = kRowWarps / wpr;
-    kernel<<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
+  launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<1, 3>, RowShape<1, 4>, RowShape<2, 3>,
+                   RowShape<2, 4>, RowShape<4, 3>, RowShape<4, 4>>(a.C / kVec, [&](auto shape) {
+    using S = decltype(shape);
+    const int groups = kRowWarps / S::WPR;
+    norm_forward_kernel<T, S::WPR, S::VPT, RMS>
+        <<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
     XF_CUDA_CHECK_LAUNCH();
-  };
-  if (V <= 32)
-    go(norm_forward_kernel<T, 1, 1, RMS>, 1);
-  else if (V <= 64)
-    go(norm_forward_kernel<T, 1, 2, RMS>, 1);
-  else if (V <= 96)
-    go(norm_forward_kernel<T, 1, 3, RMS>, 1);
-  else if (V <= 128)
-    go(norm_forward_kernel<T, 1, 4, RMS>, 1);
-  else if (V <= 192)
-    go(norm_forward_kernel<T, 2, 3, RMS>, 2);
-  else if (V <= 256)
-    go(norm_forward_kernel<T, 2, 4, RMS>, 2);
-  else if (V <= 384)
-    go(norm_forward_kernel<T, 4, 3, RMS>, 4);
-  else
-    go(norm_forward_kernel<T, 4, 4, RMS>, 4);
+  });
 }
 
 template <class T, bool RMS>
 void launch_backward(const NormBackwardArgs<T>& a, T* dweight, T* dbias, T* dxbias,
                      cudaStream_t stream) {
-  const int V = a.C / kVec;
   const int G = detail::partial_blocks();
-  auto go = [&](auto kernel, int wpr) {
-    const size_t smem = wpr < kRowWarps ? sizeof(float) * 3 * a.C : 0;
-    kernel<<<G, kRowThreads, smem, stream>>>(a);
-    XF_CUDA_CHECK_LAUNCH();
-  };
-  if (V <= 32)
-    go(norm_backward_kernel<T, 1, 1, RMS>, 1);
-  else if (V <= 64)
-    go(norm_backward_kernel<T, 1, 2, RMS>, 1);
-  else if (V <= 128)
-    go(norm_backward_kernel<T, 2, 2, RMS>, 2);
-  else if (V <= 256)
-    go(norm_backward_kernel<T, 4, 2, RMS>, 4);
-  else
-    go(norm_backward_kernel<T, 8, 2, RMS>, 8);
+  launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<2, 2>, RowShape<4, 2>, RowShape<8, 2>>(
+      a.C / kVec, [&](auto shape) {
+        using S = decltype(shape);
+        const size_t smem = S::WPR < kRowWarps ? sizeof(float) * 3 * a.C : 0;
+        norm_backward_kernel<T, S::WPR, S::VPT, RMS><<<G, kRowThreads, smem, stream>>>(a);
+        XF_CUDA_CHECK_LAUNCH();
+      });
   detail::PartialOutputs<T> outs;
   outs.out[0] = dweight;
   outs.out[1] = RMS ? nullptr : dbias;
