@@ -83,45 +83,6 @@ __device__ __forceinline__ float warp_max(float v) {
 constexpr int kRowWarps = 8;
 constexpr int kRowThreads = kRowWarps * 32;
 
-// Sum (or max) over the WPR warps of the calling thread's row group. Every thread of the block must
-// call it the same number of times (it synchronises the block when WPR > 1).
-template <int WPR, bool kMax = false>
-__device__ __forceinline__ float group_reduce(float v, float* smem /* [kRowWarps] */) {
-  v = kMax ? warp_max(v) : warp_sum(v);
-  if constexpr (WPR > 1) {
-    const int warp = threadIdx.x / 32;
-    if (threadIdx.x % 32 == 0) smem[warp] = v;
-    __syncthreads();
-    const int first = warp / WPR * WPR;
-    v = smem[first];
-#pragma unroll
-    for (int w = 1; w < WPR; ++w) v = kMax ? fmaxf(v, smem[first + w]) : v + smem[first + w];
-    __syncthreads();
-  }
-  return v;
-}
-
-// Two sums over the row group at once (one synchronisation instead of two).
-template <int WPR>
-__device__ __forceinline__ float2 group_sum2(float2 v, float2* smem /* [kRowWarps] */) {
-  v.x = warp_sum(v.x);
-  v.y = warp_sum(v.y);
-  if constexpr (WPR > 1) {
-    const int warp = threadIdx.x / 32;
-    if (threadIdx.x % 32 == 0) smem[warp] = v;
-    __syncthreads();
-    const int first = warp / WPR * WPR;
-    v = smem[first];
-#pragma unroll
-    for (int w = 1; w < WPR; ++w) {
-      v.x += smem[first + w].x;
-      v.y += smem[first + w].y;
-    }
-    __syncthreads();
-  }
-  return v;
-}
-
 // Sum (or max) over the LPR lanes of a row: LPR = 8 or 16 splits a warp between rows, LPR = 32
 // is a warp, LPR = 64..256 spans warps through shared memory (every thread of the block must call
 // it then, the same number of times).
@@ -142,6 +103,34 @@ __device__ __forceinline__ float lanes_reduce(float v, float* smem /* [blockDim 
     v = smem[first];
 #pragma unroll
     for (int w = 1; w < kWarps; ++w) v = kMax ? fmaxf(v, smem[first + w]) : v + smem[first + w];
+    __syncthreads();
+  }
+  return v;
+}
+
+// Sum (or max) over the WPR warps of the calling thread's row group. Every thread of the block must
+// call it the same number of times (it synchronises the block when WPR > 1).
+template <int WPR, bool kMax = false>
+__device__ __forceinline__ float group_reduce(float v, float* smem /* [kRowWarps] */) {
+  return lanes_reduce<32 * WPR, kMax>(v, smem);
+}
+
+// Two sums over the row group at once (one synchronisation instead of two).
+template <int WPR>
+__device__ __forceinline__ float2 group_sum2(float2 v, float2* smem /* [kRowWarps] */) {
+  v.x = warp_sum(v.x);
+  v.y = warp_sum(v.y);
+  if constexpr (WPR > 1) {
+    const int warp = threadIdx.x / 32;
+    if (threadIdx.x % 32 == 0) smem[warp] = v;
+    __syncthreads();
+    const int first = warp / WPR * WPR;
+    v = smem[first];
+#pragma unroll
+    for (int w = 1; w < WPR; ++w) {
+      v.x += smem[first + w].x;
+      v.y += smem[first + w].y;
+    }
     __syncthreads();
   }
   return v;
