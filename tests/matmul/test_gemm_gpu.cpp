@@ -255,6 +255,18 @@ TEST_F(GemmGpu, StridedBatchesLikeAttention) {
 
 class GemmEpilogue : public GemmGpu, public ::testing::WithParamInterface<k::Precision> {};
 
+// The plan of an epilogue product, or nullptr and the reason when cuBLASLt has no algorithm for
+// it in this precision; bf16 (the layers' case) must exist.
+std::unique_ptr<k::Gemm> epilogue_plan(const k::GemmDesc& d, std::string* why) {
+  try {
+    return std::make_unique<k::Gemm>(d);
+  } catch (const xfbench::Unsupported& u) {
+    if (d.precision == k::Precision::bf16) ADD_FAILURE() << "bf16 must exist: " << u.what();
+    *why = u.what();
+    return nullptr;
+  }
+}
+
 // Runs `check(label)` with each of a plan's candidates selected: the epilogue's own heuristics
 // and the plain product's algorithms that cuBLASLt accepted for the epilogue must all be right.
 template <class Check>
@@ -281,13 +293,9 @@ TEST_P(GemmEpilogue, BiasAndGeluForward) {
     Mat bias(d.out_type(), std::size_t(d.n)), aux(d.out_type(), k::c_elements(d));
     bias.fill(21, -2, 2);
     aux.poison();
-    std::unique_ptr<k::Gemm> g;
-    try {
-      g = std::make_unique<k::Gemm>(d);
-    } catch (const xfbench::Unsupported& u) {
-      ASSERT_NE(p, k::Precision::bf16) << u.what();  // the layers' case must exist
-      GTEST_SKIP() << u.what();
-    }
+    std::string why;
+    std::unique_ptr<k::Gemm> g = epilogue_plan(d, &why);
+    if (!g) GTEST_SKIP() << why;
     k::GemmOperands o = pr.ops();
     o.bias = bias.mem.get();
     o.aux = aux.mem.get();
@@ -319,13 +327,9 @@ TEST_P(GemmEpilogue, GeluBackwardWithBiasGradient) {
   Mat pre(d.out_type(), k::c_elements(d)), dbias(d.out_type(), std::size_t(d.n));
   pre.fill(31, -3, 3);
   dbias.poison();
-  std::unique_ptr<k::Gemm> g;
-  try {
-    g = std::make_unique<k::Gemm>(d);
-  } catch (const xfbench::Unsupported& u) {
-    ASSERT_NE(p, k::Precision::bf16) << u.what();
-    GTEST_SKIP() << u.what();
-  }
+  std::string why;
+  std::unique_ptr<k::Gemm> g = epilogue_plan(d, &why);
+  if (!g) GTEST_SKIP() << why;
   k::GemmOperands o = pr.ops();
   o.aux = pre.mem.get();
   o.bias_grad = dbias.mem.get();
@@ -354,13 +358,9 @@ TEST_P(GemmEpilogue, WeightGradientWithBiasGradient) {
   Problem pr(d);
   Mat db(d.out_type(), std::size_t(d.m));
   db.poison();
-  std::unique_ptr<k::Gemm> g;
-  try {
-    g = std::make_unique<k::Gemm>(d);
-  } catch (const xfbench::Unsupported& u) {
-    ASSERT_NE(p, k::Precision::bf16) << u.what();
-    GTEST_SKIP() << u.what();
-  }
+  std::string why;
+  std::unique_ptr<k::Gemm> g = epilogue_plan(d, &why);
+  if (!g) GTEST_SKIP() << why;
   k::GemmOperands o = pr.ops();
   o.bias_grad = db.mem.get();
   std::vector<double> dy = pr.a.host(), ref_db(std::size_t(d.m), 0.0);
