@@ -165,7 +165,8 @@ class Gemm {
   void run(cudaStream_t stream, const GemmOperands& ops) const;
 
   // Times every candidate with CUDA events on these operands (which it overwrites: C, aux,
-  // bias_grad) and selects the fastest. Synchronises; call outside timed regions.
+  // bias_grad) and selects the incumbent or a clearly faster challenger (GemmTuneResult,
+  // choose_by_rounds). Synchronises; call outside timed regions.
   GemmTuneResult tune(cudaStream_t stream, const GemmOperands& ops,
                       const GemmTuneOptions& options = {});
 
