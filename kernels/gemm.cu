@@ -379,7 +379,7 @@ struct Gemm::Impl {
   void ask_heuristics(cublasLtMatmulPreference_t pref);
   void add_plain_algorithms(cublasLtMatmulPreference_t pref);
   void add_variants();
-  bool add_checked(const cublasLtMatmulAlgo_t& algo);
+  void add_checked(const cublasLtMatmulAlgo_t& algo);
   void enqueue(cudaStream_t stream, const GemmOperands& ops, int index) const;
   void enqueue_blas(cudaStream_t stream, const GemmOperands& ops) const;
 };
@@ -491,19 +491,18 @@ void Gemm::Impl::add_plain_algorithms(cublasLtMatmulPreference_t pref) {
 }
 
 // Appends `algo` as a candidate when it is new and cuBLASLt accepts it for this product and
-// workspace; says whether it did.
-bool Gemm::Impl::add_checked(const cublasLtMatmulAlgo_t& algo) {
+// workspace.
+void Gemm::Impl::add_checked(const cublasLtMatmulAlgo_t& algo) {
   for (const cublasLtMatmulHeuristicResult_t& h : heur)
-    if (std::memcmp(&h.algo, &algo, sizeof algo) == 0) return false;
+    if (std::memcmp(&h.algo, &algo, sizeof algo) == 0) return;
   cublasLtMatmulHeuristicResult_t checked{};
   if (cublasLtMatmulAlgoCheck(handle, op, lay_a, lay_b, lay_c, lay_c, &algo, &checked) !=
           CUBLAS_STATUS_SUCCESS ||
       checked.workspaceSize > ws->bytes())
-    return false;
+    return;
   checked.algo = algo;
   checked.state = CUBLAS_STATUS_SUCCESS;
   heur.push_back(checked);
-  return true;
 }
 
 // Each ranked kernel under its other custom options and CTA swizzling (both are free choices of
