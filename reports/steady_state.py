@@ -1,0 +1,171 @@
+"""The steady-state measurement protocol (DESIGN.md "Timing") in pure Python, for the PyTorch peer:
+the stopping rule, the telemetry arithmetic over exactly the measured windows, and the case label.
+
+xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
+tests/protocol/steady_state_cases.txt. Standard library only and no GPU, so the tests run the rule
+on synthetic timers and peer_torch.py can load this file beside itself on a GPU machine.
+
+The rule, after each completed window n (x_i = seconds per launch, d_i = the window's duration):
+S is the shortest trailing run of windows lasting >= min_time with >= min_windows windows; the
+case stops when everything before S (the warm-up) lasted >= min_warmup and S's cv (sample standard
+deviation / mean) and drift (|mean of S's last half - mean of its first half| / mean) are both
+<= max_noise; otherwise it stops as noisy once all windows together last >= timeout.
+"""
+
+import math
+
+MIN_WINDOWS = 10
+MAX_BATCH = 2000   # launches per window at most
+
+# NVML clock-event ("throttle") reason bits (nvmlClocksEventReason*), named as in the labels.
+CLOCK_EVENT_REASONS = [
+    (0x1, "gpu_idle"), (0x2, "applications_clocks_setting"), (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"), (0x10, "sync_boost"), (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"), (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+]
+
+
+class Options:
+    """The protocol's parameters (defaults as xfbench's flags); max_noise is a fraction."""
+
+    def __init__(self, min_time=0.5, max_noise=0.005, timeout=10.0, min_warmup=0.2,
+                 min_windows=MIN_WINDOWS):
+        self.min_time = min_time
+        self.max_noise = max_noise
+        self.timeout = timeout
+        self.min_warmup = min_warmup
+        self.min_windows = min_windows
+
+
+class Result:
+    """Where a case stopped: windows first+1..n_stop (1-based) are the measured run S."""
+
+    def __init__(self, n_stop, k, mean, cv, drift, warmup_s, elapsed_s, converged):
+        self.n_stop = n_stop
+        self.k = k                    # measured windows
+        self.first = n_stop - k       # windows before S
+        self.mean = mean              # seconds per launch
+        self.cv = cv                  # fractions
+        self.drift = drift
+        self.warmup_s = warmup_s
+        self.elapsed_s = elapsed_s    # all windows' duration (GPU time)
+        self.converged = converged
+
+
+def batch_size(window_s, single_s):
+    """Launches per window: as many as fit the target window, 1..MAX_BATCH."""
+    return int(min(max(math.floor(window_s / max(single_s, 1e-7)), 1), MAX_BATCH))
+
+
+def _mean(xs):
+    return sum(xs) / len(xs)
+
+
+def window_stats(x, first, n):
+    """(mean, cv, drift) of x[first:n]; cv is 0 for a single window, drift 0 below two."""
+    s = x[first:n]
+    k = len(s)
+    m = _mean(s)
+    cv = math.sqrt(sum((v - m) ** 2 for v in s) / (k - 1)) / m if k > 1 and m > 0 else 0.0
+    h = k // 2
+    drift = abs(_mean(s[k - h:]) - _mean(s[:h])) / m if h > 0 and m > 0 else 0.0
+    return m, cv, drift
+
+
+class SteadyState:
+    """Feed it windows with add(); it returns a Result when the case stops, else None."""
+
+    def __init__(self, options=None):
+        self.o = options or Options()
+        self.x, self.d = [], []
+        self.elapsed = 0.0
+
+    def _trailing_run(self):
+        """Windows before the shortest trailing run lasting min_time with min_windows windows, or
+        None if there is none yet."""
+        n, span = len(self.d), 0.0
+        for first in range(n - 1, -1, -1):
+            span += self.d[first]
+            if span >= self.o.min_time and n - first >= self.o.min_windows:
+                return first
+        return None
+
+    def _result(self, first, converged):
+        n = len(self.x)
+        m, cv, drift = window_stats(self.x, first, n)
+        warmup = self.elapsed - sum(self.d[first:n])
+        return Result(n, n - first, m, cv, drift, warmup, self.elapsed, converged)
+
+    def add(self, seconds_per_launch, window_seconds):
+        self.x.append(seconds_per_launch)
+        self.d.append(window_seconds)
+        self.elapsed += window_seconds
+        first = self._trailing_run()
+        if first is not None:
+            r = self._result(first, True)
+            noise = self.o.max_noise
+            if r.warmup_s >= self.o.min_warmup and r.cv <= noise and r.drift <= noise:
+                return r
+        if self.elapsed >= self.o.timeout:
+            return self._result(first if first is not None else 0, False)
+        return None
+
+
+# ---- telemetry over the measured windows -----------------------------------------------------
+
+def mean_power(readings, first, n):
+    """Mean power in W over windows first+1..n from readings[i] = (host seconds, energy mJ) taken at
+    the completion of window i (readings[0]: before window 1). None without energy or time."""
+    (t0, e0), (t1, e1) = readings[first], readings[n]
+    if e0 is None or e1 is None or t1 <= t0:
+        return None
+    return (e1 - e0) / 1e3 / (t1 - t0)
+
+
+def energy_counters(power_w, seconds_per_launch, rates):
+    """power_W, J (joules per launch) and work per watt: TFLOPS/W, or GB/s/W when the case counts
+    bytes only. `rates` holds the case's TFLOPS / GB/s counters."""
+    if not power_w or power_w <= 0:
+        return {}
+    c = {"power_W": power_w, "J": power_w * seconds_per_launch}
+    if "TFLOPS" in rates:
+        c["TFLOPS/W"] = rates["TFLOPS"] / power_w
+    elif "GB/s" in rates:
+        c["GB/s/W"] = rates["GB/s"] / power_w
+    return c
+
+
+def sample_summary(samples, t0, t1):
+    """Sampler readings (host seconds, sm MHz, mem MHz, temp C, reason bits) inside [t0, t1] ->
+    ({sm_MHz, mem_MHz: means, temp_C: max}, {reason: fraction of samples it was active})."""
+    inside = [s for s in samples if t0 <= s[0] <= t1]
+    if not inside:
+        return {}, {}
+    counters = {"sm_MHz": _mean([s[1] for s in inside]), "mem_MHz": _mean([s[2] for s in inside]),
+                "temp_C": float(max(s[3] for s in inside))}
+    reasons = {}
+    for bit, name in CLOCK_EVENT_REASONS:
+        active = sum(1 for s in inside if s[4] & bit)
+        if active:
+            reasons[name] = active / len(inside)
+    return counters, reasons
+
+
+def label(result, reasons=None):
+    """'noisy: cv X% drift Y% after Zs' when timed out; 'throttle: sw_power_cap 100%' for the clock-
+    event reasons active in at least 0.5% of the samples; joined by '; '."""
+    parts = []
+    if not result.converged:
+        parts.append(f"noisy: cv {100 * result.cv:.2f}% drift {100 * result.drift:.2f}%"
+                     f" after {result.elapsed_s:.1f}s")
+    active = [f"{name} {100 * f:.0f}%" for name, f in (reasons or {}).items() if f >= 0.005]
+    if active:
+        parts.append("throttle: " + ", ".join(active))
+    return "; ".join(parts)
+
+
+def result_counters(result):
+    """The protocol's per-case counters."""
+    return {"cv_pct": 100 * result.cv, "drift_pct": 100 * result.drift, "windows": result.k,
+            "warmup_s": result.warmup_s}

@@ -1,0 +1,154 @@
+"""Writes tests/protocol/steady_state_cases.txt: synthetic window timings with the stopping rule's
+expected outcome, shared by the C++ test of xfbench's SDK and the Python test of the PyTorch peer
+(committed; rerun only to change it).
+
+Each case is a synthetic GPU timer (a launch time that follows a curve over GPU time, with Gaussian
+noise from a fixed seed) fed window by window to reports/steady_state.py until it stops; a few
+windows after the stop are written too, so an implementation that reads past it is caught. The
+`expect` line is what the Python rule computed. A case whose outcome would change if any threshold
+moved by 1e-9 (relative) is rejected and the next seed tried, so summation order or rounding
+cannot make two correct implementations disagree.
+
+    python3 tests/protocol/make_steady_cases.py            # rewrite the fixture
+    python3 tests/protocol/make_steady_cases.py --check    # exit 1 if the fixture is out of date
+
+Format (one case = four lines; numbers are shortest round-trip decimals):
+  case <name>
+  params <min_time> <max_noise_fraction> <timeout> <min_warmup> <min_windows> <batch>
+  windows <x1> ... <xN>          seconds per launch; d_i = x_i * batch
+  expect <n_stop> <k> <mean> <cv> <drift> <converged 0|1>
+"""
+
+import math
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from reports import steady_state as ss  # noqa: E402  (after the path set-up)
+
+FIXTURE = os.path.join(HERE, "steady_state_cases.txt")
+EXTRA_WINDOWS = 5
+DEFAULTS = (0.5, 0.005, 10.0, 0.2, 10)   # min_time, max_noise, timeout, min_warmup, min_windows
+
+
+def noisy(curve, sigma):
+    """A timer: seconds per launch at GPU time t = curve(t) * (1 + sigma * N(0, 1))."""
+    return lambda t, rng: curve(t) * (1 + sigma * rng.gauss(0.0, 1.0))
+
+
+def flat(x):
+    return lambda t: x
+
+
+# (name, comment, timer, batch, params, seed)
+CASES = [
+    ("stable", "1 ms launches, 0.2% noise: converges once the warm-up has lasted 0.2 s",
+     noisy(flat(1e-3), 0.002), 10, DEFAULTS, 1),
+    ("settling_clock", "a clock settling: +5% decaying exponentially (tau 60 ms, ~0.3 s), then "
+     "stable with 0.2% noise", noisy(lambda t: 1e-3 * (1 + 0.05 * math.exp(-t / 0.06)), 0.002),
+     10, DEFAULTS, 2),
+    ("noise_2pct", "2% noise: never within 0.5%, times out after 10 s",
+     noisy(flat(1e-3), 0.02), 10, DEFAULTS, 3),
+    ("linear_drift", "slow linear drift of 3%/s with 0.2% noise: the halves of S differ by "
+     "0.75% at first, less as the launch time grows; the rule stops late (~7 s)", noisy(lambda t: 1e-3 * (1 + 0.03 * t), 0.002), 10, DEFAULTS, 4),
+    ("step_change", "a 3% step at 0.4 s of GPU time, 0.2% noise: converges once S lies (nearly) "
+     "all after it",
+     noisy(lambda t: 1e-3 * (1.03 if t >= 0.4 else 1.0), 0.002), 10, DEFAULTS, 5),
+    ("long_launches", "batch 1 of 0.1 s launches, 0.2% noise: S needs min_windows (10), not "
+     "min_time", noisy(flat(0.1), 0.002), 1, DEFAULTS, 6),
+    ("tiny_launches", "batch 2000 of 5 us launches (10 ms windows), 0.2% noise",
+     noisy(flat(5e-6), 0.002), 2000, DEFAULTS, 7),
+    ("too_few_windows", "1.5 s launches: the time-out comes after 7 windows, before S exists, "
+     "so S = all windows", noisy(flat(1.5), 0.002), 1, DEFAULTS, 8),
+    ("one_window", "one 12 s launch: times out after one window (cv and drift are 0)",
+     noisy(flat(12.0), 0.002), 1, DEFAULTS, 9),
+    ("no_warmup", "min_warmup 0 and min_time 0.1: stops at the first S (about 10 windows)",
+     noisy(flat(1e-3), 0.002), 10, (0.1, 0.005, 10.0, 0.0, 10), 10),
+]
+
+
+def simulate(timer, batch, params, seed):
+    """The windows (per-launch seconds) until the rule stops plus EXTRA_WINDOWS, and the Result."""
+    rng = random.Random(seed)
+    rule = ss.SteadyState(ss.Options(*params))
+    xs, t, result = [], 0.0, None
+    while result is None:
+        x = timer(t, rng)
+        xs.append(x)
+        d = x * batch
+        t += d
+        result = rule.add(x, d)
+    for _ in range(EXTRA_WINDOWS):
+        x = timer(t, rng)
+        xs.append(x)
+        t += x * batch
+    return xs, result
+
+
+def replay(xs, batch, params):
+    rule = ss.SteadyState(ss.Options(*params))
+    for x in xs:
+        r = rule.add(x, x * batch)
+        if r is not None:
+            return r
+    return None
+
+
+def robust(xs, batch, params, result):
+    """True if moving any threshold by 1e-9 (relative) either way leaves n_stop and k as they are."""
+    for i in range(4):  # min_time, max_noise, timeout, min_warmup
+        for f in (1 - 1e-9, 1 + 1e-9):
+            p = list(params)
+            p[i] *= f
+            r = replay(xs, batch, p)
+            if r is None or (r.n_stop, r.k) != (result.n_stop, result.k):
+                return False
+    return True
+
+
+def case_text(name, comment, timer, batch, params, seed):
+    for s in range(seed, seed + 1000, 100):
+        xs, r = simulate(timer, batch, params, s)
+        if robust(xs, batch, params, r):
+            break
+    else:
+        raise RuntimeError(f"{name}: no seed gives an outcome clear of the thresholds")
+    lines = [f"# {comment} (seed {s})", f"case {name}",
+             "params " + " ".join(repr(v) for v in params) + f" {batch}",
+             "windows " + " ".join(repr(x) for x in xs),
+             f"expect {r.n_stop} {r.k} {r.mean!r} {r.cv!r} {r.drift!r} {int(r.converged)}"]
+    return "\n".join(lines) + "\n"
+
+
+def fixture_text():
+    head = ("# The steady-state stopping rule's shared cases (xfbench SDK and reports/peer_torch.py),\n"
+            "# generated by tests/protocol/make_steady_cases.py. Per case:\n"
+            "#   case <name>\n"
+            "#   params <min_time> <max_noise_fraction> <timeout> <min_warmup> <min_windows> <batch>\n"
+            "#   windows <x1> ... <xN>      seconds per launch; d_i = x_i * batch; N >= n_stop\n"
+            "#   expect <n_stop> <k> <mean> <cv> <drift> <converged 0|1>\n"
+            "# Implementations must reproduce n_stop and k exactly and mean, cv, drift to 1e-9\n"
+            "# relative (0 exactly where the expectation is 0).\n")
+    return head + "".join("\n" + case_text(*c) for c in CASES)
+
+
+def main(argv):
+    text = fixture_text()
+    if "--check" in argv:
+        with open(FIXTURE, encoding="utf-8") as f:
+            same = f.read() == text
+        print("up to date" if same else f"{FIXTURE} is out of date: rerun {__file__}")
+        return 0 if same else 1
+    with open(FIXTURE, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {FIXTURE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,195 @@
+"""The steady-state protocol in Python (reports/steady_state.py): the stopping rule on synthetic
+timers and on the fixture shared with xfbench's C++ test, and the telemetry arithmetic."""
+
+from reports_helpers import ROOT  # first: puts the repository root on sys.path
+import os
+import subprocess
+import sys
+
+import pytest
+
+from reports import steady_state as ss
+
+FIXTURE = os.path.join(ROOT, "tests", "protocol", "steady_state_cases.txt")
+GENERATOR = os.path.join(ROOT, "tests", "protocol", "make_steady_cases.py")
+
+
+def read_cases(path):
+    """The fixture as {name: (params, windows, expect)}."""
+    cases, name = {}, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            key, vals = words[0], words[1:]
+            if key == "case":
+                name = vals[0]
+                cases[name] = {}
+            else:
+                cases[name][key] = vals
+    out = {}
+    for name, c in cases.items():
+        p = c["params"]
+        params = (float(p[0]), float(p[1]), float(p[2]), float(p[3]), int(p[4]), int(p[5]))
+        e = c["expect"]
+        expect = (int(e[0]), int(e[1]), float(e[2]), float(e[3]), float(e[4]), e[5] == "1")
+        out[name] = (params, [float(x) for x in c["windows"]], expect)
+    return out
+
+
+def run_rule(params, windows):
+    *opts, batch = params
+    rule = ss.SteadyState(ss.Options(*opts))
+    for x in windows:
+        r = rule.add(x, x * batch)
+        if r is not None:
+            return r
+    raise AssertionError("the rule never stopped")
+
+
+CASES = read_cases(FIXTURE)
+
+
+def test_fixture_has_the_agreed_scenarios():
+    assert set(CASES) == {"stable", "settling_clock", "noise_2pct", "linear_drift", "step_change",
+                          "long_launches", "tiny_launches", "too_few_windows", "one_window",
+                          "no_warmup"}
+    for params, windows, expect in CASES.values():
+        assert len(windows) > expect[0]   # windows after the stop: reading past it must show
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_reproduces_fixture(name):
+    params, windows, (n_stop, k, mean, cv, drift, converged) = CASES[name]
+    r = run_rule(params, windows)
+    assert (r.n_stop, r.k, r.converged) == (n_stop, k, converged)
+    assert r.mean == pytest.approx(mean, rel=1e-9, abs=0)
+    assert r.cv == pytest.approx(cv, rel=1e-9, abs=0)
+    assert r.drift == pytest.approx(drift, rel=1e-9, abs=0)
+
+
+def test_fixture_is_what_the_generator_writes():
+    r = subprocess.run([sys.executable, GENERATOR, "--check"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# The protocol's meaning, checked on the fixture's scenarios independently of the exact numbers.
+def test_scenarios_behave_as_the_protocol_says():
+    def result(name):
+        return run_rule(*CASES[name][:2])
+
+    stable = result("stable")
+    assert stable.converged and stable.k == 50 and stable.warmup_s >= 0.2
+    assert stable.n_stop - stable.k <= 21              # stops as soon as the warm-up allows
+    settle = result("settling_clock")
+    assert settle.converged and settle.warmup_s >= 0.2
+    noisy = result("noise_2pct")
+    assert not noisy.converged and noisy.elapsed_s >= 10.0 and noisy.cv > 0.005
+    assert noisy.elapsed_s - CASES["noise_2pct"][1][noisy.n_stop - 1] * 10 < 10.0  # first past it
+    step = result("step_change")
+    windows = CASES["step_change"][1]
+    start_of = [sum(x * 10 for x in windows[:i]) for i in range(len(windows))]
+    assert step.converged and start_of[step.first + 1] >= 0.4   # at most one window before the step
+    longl = result("long_launches")
+    assert longl.converged and longl.k == 10 and longl.n_stop == 13   # 0.2 s of warm-up = 2-3 windows
+    tiny = result("tiny_launches")
+    assert tiny.converged and tiny.mean == pytest.approx(5e-6, rel=0.01)
+    few = result("too_few_windows")
+    assert not few.converged and few.k == few.n_stop == 7 and few.first == 0
+    one = result("one_window")
+    assert (one.k, one.cv, one.drift, one.converged) == (1, 0.0, 0.0, False)
+
+
+def test_exact_arithmetic_case():
+    # Dyadic times add exactly: 2^-10 s launches, batch 8 -> 2^-7 s windows; min_time 0.5 = 64
+    # windows, min_warmup 0.2 needs 26 windows (0.203125 s) before them: stops at 90.
+    rule = ss.SteadyState(ss.Options())
+    results = [rule.add(2.0 ** -10, 2.0 ** -7) for _ in range(90)]
+    assert results[:89] == [None] * 89
+    r = results[89]
+    assert (r.n_stop, r.k, r.first, r.warmup_s, r.cv, r.drift) == (90, 64, 26, 0.203125, 0.0, 0.0)
+
+
+def test_statistics_by_hand():
+    x = [1.0, 2.0, 3.0, 4.0, 10.0]
+    m, cv, drift = ss.window_stats(x, 1, 5)       # windows 2..5: mean 4.75
+    assert m == 4.75
+    sd = (((2 - m) ** 2 + (3 - m) ** 2 + (4 - m) ** 2 + (10 - m) ** 2) / 3) ** 0.5
+    assert cv == pytest.approx(sd / m, rel=1e-15)
+    assert drift == pytest.approx(abs((4 + 10) / 2 - (2 + 3) / 2) / m, rel=1e-15)
+    # odd k: the middle window is in neither half
+    assert ss.window_stats([1.0, 5.0, 2.0], 0, 3)[2] == pytest.approx(abs(2.0 - 1.0) / (8 / 3))
+
+
+def test_drift_alone_keeps_a_case_running():
+    # A ramp of 2.4%/s: over S (0.5 s) cv ~ 1.2%/sqrt(12) = 0.35% passes, drift ~ 0.6% does not.
+    rule = ss.SteadyState(ss.Options(timeout=2.0))
+    r, t = None, 0.0
+    while r is None:
+        x = 1e-3 * (1 + 0.024 * t)
+        r = rule.add(x, 10 * x)
+        t += 10 * x
+    assert not r.converged and r.cv <= 0.005 < r.drift
+
+
+def test_timeout_counts_gpu_time_and_labels_noisy():
+    rule = ss.SteadyState(ss.Options(timeout=1.0))
+    r, n = None, 0
+    while r is None:
+        n += 1
+        r = rule.add(1e-3 * (1.05 if n % 2 else 0.95), 1e-2)
+    assert not r.converged and r.elapsed_s >= 1.0 and r.cv > 0.005
+    assert ss.label(r) == f"noisy: cv {100 * r.cv:.2f}% drift {100 * r.drift:.2f}% after 1.0s"
+    assert ss.label(r, {"sw_power_cap": 1.0, "hw_slowdown": 0.001}) == (
+        ss.label(r) + "; throttle: sw_power_cap 100%")
+    c = ss.result_counters(r)
+    assert c == {"cv_pct": 100 * r.cv, "drift_pct": 100 * r.drift, "windows": 50,
+                 "warmup_s": pytest.approx(0.5)}
+
+
+def test_batch_size():
+    assert ss.batch_size(0.01, 1e-3) == 10
+    assert ss.batch_size(0.01, 0.1) == 1
+    assert ss.batch_size(0.01, 4e-6) == 2000             # 2500 fit, capped
+    assert ss.batch_size(0.01, 1e-9) == 2000
+    assert ss.batch_size(0.01, 0.0015) == 6            # floor
+
+
+# ---- energy arithmetic -----------------------------------------------------------------------
+
+def test_mean_power_over_exactly_the_measured_windows():
+    # readings at the completion of windows 0..4 (0 = before window 1): (host s, energy mJ)
+    readings = [(10.0, 1_000_000), (10.5, 1_200_000), (11.0, 1_500_000), (11.5, 1_850_000),
+                (12.0, 2_200_000)]
+    assert ss.mean_power(readings, 2, 4) == pytest.approx((2_200_000 - 1_500_000) / 1e3 / 1.0)
+    assert ss.mean_power(readings, 0, 4) == pytest.approx(1200 / 2.0)
+    assert ss.mean_power([(1.0, None), (2.0, None)], 0, 1) is None
+    assert ss.mean_power([(1.0, 5), (1.0, 9)], 0, 1) is None
+
+
+def test_energy_counters():
+    c = ss.energy_counters(700.0, 2e-3, {"TFLOPS": 350.0, "samples/s": 32000.0})
+    assert c == {"power_W": 700.0, "J": pytest.approx(1.4), "TFLOPS/W": pytest.approx(0.5)}
+    c = ss.energy_counters(500.0, 1e-3, {"GB/s": 3000.0})
+    assert c == {"power_W": 500.0, "J": pytest.approx(0.5), "GB/s/W": pytest.approx(6.0)}
+    assert ss.energy_counters(None, 1e-3, {"GB/s": 1.0}) == {}
+    # J per launch x launches per second = W
+    c = ss.energy_counters(650.0, 0.0375, {"TFLOPS": 150.0})
+    assert c["J"] / 0.0375 == pytest.approx(650.0)
+
+
+def test_sample_summary_keeps_the_measured_span():
+    samples = [(0.00, 1000, 2600, 40, 0x0),    # before the span: ignored
+               (0.10, 1980, 2619, 60, 0x4), (0.11, 1800, 2619, 65, 0x4 | 0x20),
+               (0.12, 1700, 2619, 62, 0x4), (0.13, 1760, 2619, 61, 0x4),
+               (0.50, 500, 1000, 90, 0x40)]    # after: ignored
+    counters, reasons = ss.sample_summary(samples, 0.10, 0.13)
+    assert counters == {"sm_MHz": pytest.approx(1810.0), "mem_MHz": pytest.approx(2619.0),
+                        "temp_C": 65.0}
+    assert reasons == {"sw_power_cap": 1.0, "sw_thermal_slowdown": 0.25}
+    assert ss.sample_summary(samples, 0.2, 0.3) == ({}, {})
+    r = ss.Result(10, 10, 1e-3, 0.001, 0.001, 0.2, 0.7, True)
+    assert ss.label(r, reasons) == "throttle: sw_power_cap 100%, sw_thermal_slowdown 25%"
+    assert ss.label(r) == ""
