@@ -6,15 +6,19 @@ two up ("how much faster than the PyTorch the seeds measured?").
 Standalone on purpose: standard library + torch (+ transformers for the layer families), no
 import from the `reports` package, so it can be copied to a GPU machine and run as
     python3 reports/peer_torch.py --out torch.json
-Timing follows DESIGN.md: warm-up first, CUDA events around back-to-back launches ("hot"),
-several repetitions, random inputs. A case that fails becomes an entry with `error_occurred`,
-like xfbench's SkipWithError, and the run goes on.
+Timing follows DESIGN.md with xfbench's own protocol: by default the steady state (windows of
+back-to-back launches between CUDA events until a minimum time and a noise target are reached,
+reports/steady_state.py, with NVML energy and clocks over exactly the measured windows,
+reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up. Several repetitions, random
+inputs. A case that fails becomes an entry with `error_occurred`, like xfbench's SkipWithError, and
+the run goes on. The two sibling files are loaded by path, so copy reports/ (or these three files).
 
 Exit codes: 0 all cases ran, 1 some cases failed, 2 torch/CUDA missing or bad arguments.
 """
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -23,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 
 H = 1024            # bert-large hidden size
 HEADS = 16
@@ -39,7 +44,11 @@ LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa"}
 FAMILY_BACKENDS = {"BertLayer": ["torch-eager", "torch-sdpa"], "GPT2Block": ["torch-eager", "torch-sdpa"],
                    "T5Encoder": ["torch-eager"], "T5Decoder": ["torch-eager"]}
 DTYPE_SIZE = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-LAYER_SHAPES = [(128, 128), (512, 64)]      # (seq, batch), xfbench's layer defaults
+# (seq, batch) per layer family: the peer's defaults, and the seeds' whole tables (--seed-shapes).
+LAYER_SHAPES = {"BertLayer": [(128, 128), (512, 64)], "GPT2Block": [(1024, 64), (512, 64)],
+                "T5Encoder": [(128, 128), (512, 64)], "T5Decoder": [(128, 128), (512, 64)]}
+SEED_SHAPES = {"BertLayer": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 32, 64, 128)],
+               "GPT2Block": [(s, b) for s in (512, 1024) for b in (2, 4, 8, 16, 32, 64)]}
 TRAIN_MODELS = {
     # name: (layers, hidden, heads, vocab)
     "bert-large": (24, 1024, 16, 30522),
@@ -47,6 +56,20 @@ TRAIN_MODELS = {
 }
 TRAIN_CASES = [("bert-large", "fp16", 512, 16), ("bert-large", "fp16-ckpt", 512, 16),
                ("gpt2-medium", "bf16", 1024, 8)]
+
+
+def _sibling(name):
+    """reports/<name>.py, loaded by path: on a GPU machine this script runs without the reports
+    package on sys.path."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(f"xfbench_peer_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+steady_state = _sibling("steady_state")
+nvml = _sibling("nvml")
 
 
 # ---- pure Python: case list, names, FLOP and byte counts, JSON -------------------------------
@@ -94,7 +117,7 @@ def vector_bytes(op, n, dtype):
     return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
 
 
-def default_specs(families, layer_shapes=None):
+def default_specs(families, layer_shapes=None, seed_shapes=False):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -113,8 +136,9 @@ def default_specs(families, layer_shapes=None):
     for fam in ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder"):
         if fam not in families:
             continue
+        shapes = layer_shapes or (seed_shapes and SEED_SHAPES.get(fam)) or LAYER_SHAPES[fam]
         for backend in FAMILY_BACKENDS[fam]:
-            for s, b in layer_shapes or LAYER_SHAPES:
+            for s, b in shapes:
                 for passes in ("fwd", "fwdbwd"):
                     out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}",
                                     backend=backend, passes=passes, seq=s, batch=b, part=None))
@@ -167,28 +191,46 @@ def counters(spec, seconds, mem_bytes=None):
 TIME_UNIT = "ms"
 
 
-def gb_entries(spec, samples, iterations, family_index, instance_index, mem_bytes=None):
+class Rep:
+    """One repetition: seconds per launch, launches timed, extra counters (protocol, telemetry)
+    and its label."""
+
+    def __init__(self, seconds, iterations, extra=None, label=""):
+        self.seconds = seconds
+        self.iterations = iterations
+        self.extra = extra or {}
+        self.label = label
+
+
+def gb_entries(spec, reps, family_index, instance_index, mem_bytes=None):
     """Google Benchmark 1.7.1 entries: one per repetition, then mean/median/stddev/cv aggregates
     (what --benchmark_repetitions=N writes)."""
     scale = 1e3  # seconds -> ms
     base = {"name": spec.gb_name, "family_index": family_index,
             "per_family_instance_index": instance_index, "run_name": spec.gb_name}
-    reps = []
-    for i, t in enumerate(samples):
-        e = dict(base, run_type="iteration", repetitions=len(samples), repetition_index=i, threads=1,
-                 iterations=iterations, real_time=t * scale, cpu_time=t * scale, time_unit=TIME_UNIT)
-        e.update(counters(spec, t, mem_bytes))
-        reps.append(e)
-    out = list(reps)
-    if len(samples) > 1:
-        keys = ["real_time", "cpu_time"] + list(counters(spec, samples[0], mem_bytes))
+    out = []
+    for i, r in enumerate(reps):
+        e = dict(base, run_type="iteration", repetitions=len(reps), repetition_index=i, threads=1,
+                 iterations=r.iterations, real_time=r.seconds * scale, cpu_time=r.seconds * scale,
+                 time_unit=TIME_UNIT)
+        e.update(counters(spec, r.seconds, mem_bytes))
+        e.update(r.extra)
+        if r.label:
+            e["label"] = r.label
+        out.append(e)
+    if len(reps) > 1:
+        iterations = list(out)
+        # counters every repetition has (telemetry may be missing from one)
+        keys = ["real_time", "cpu_time"] + [k for k in iterations[0] if k not in base and k not in (
+            "run_type", "repetitions", "repetition_index", "threads", "iterations", "real_time",
+            "cpu_time", "time_unit", "label") and all(k in e for e in iterations)]
         for agg in ("mean", "median", "stddev", "cv"):
             a = dict(base, name=f"{spec.gb_name}_{agg}", run_type="aggregate",
-                     repetitions=len(samples), threads=1, aggregate_name=agg,
+                     repetitions=len(reps), threads=1, aggregate_name=agg,
                      aggregate_unit="percentage" if agg == "cv" else "time",
-                     iterations=len(samples))
+                     iterations=len(reps))
             for key in keys:
-                vals = [r[key] for r in reps]
+                vals = [e[key] for e in iterations]
                 mean = statistics.fmean(vals)
                 sd = statistics.stdev(vals)
                 a[key] = {"mean": mean, "median": statistics.median(vals), "stddev": sd,
@@ -206,8 +248,9 @@ def error_entry(spec, message, family_index, instance_index):
             "error_occurred": True, "error_message": message}
 
 
-def base_context():
-    """Google Benchmark's own context keys, as far as Python can tell them."""
+def base_context(mode="hot", options=None, window_s=None):
+    """Google Benchmark's own context keys, as far as Python can tell them, and the timing protocol
+    (the same keys as xfbench's context)."""
     try:
         load = list(os.getloadavg())
     except OSError:
@@ -217,8 +260,15 @@ def base_context():
         "host_name": socket.gethostname(), "executable": " ".join([sys.executable] + sys.argv),
         "num_cpus": os.cpu_count() or 0, "mhz_per_cpu": 0, "cpu_scaling_enabled": False,
         "caches": [], "load_avg": load, "library_build_type": "release",
-        "xfbench_runner": "pytorch", "xfbench_mode": "hot", "python_version": platform.python_version(),
+        "xfbench_runner": "pytorch", "xfbench_mode": mode, "python_version": platform.python_version(),
+        **(protocol_context(options, window_s) if mode == "steady" else {}),
     }
+
+
+def protocol_context(o, window_s):
+    return {"protocol_min_time": f"{o.min_time:g}", "protocol_max_noise_pct": f"{100 * o.max_noise:g}",
+            "protocol_timeout": f"{o.timeout:g}", "protocol_min_warmup": f"{o.min_warmup:g}",
+            "protocol_window_ms": f"{1e3 * window_s:g}"}
 
 
 def write_json(path, context, entries):
@@ -365,8 +415,10 @@ def build_layer(torch, spec, dev):
     elif fam == "GPT2Block":
         from transformers import GPT2Config
         from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+        # gpt2-medium: hidden 1024, 16 heads, n_inner 4h, GELU (tanh form, "gelu_new")
         cfg = _config(GPT2Config, impl, n_embd=H, n_head=HEADS, n_inner=FFN, n_positions=max(1024, s),
-                      resid_pdrop=DROPOUT, attn_pdrop=DROPOUT, embd_pdrop=DROPOUT)
+                      activation_function="gelu_new", resid_pdrop=DROPOUT, attn_pdrop=DROPOUT,
+                      embd_pdrop=DROPOUT)
         mod = _make(GPT2Block, cfg, layer_idx=0)
         fwd = lambda m, x: _first(m(x))
     else:
@@ -430,9 +482,8 @@ BUILDERS = {"Matmul": build_matmul, "Vector": build_vector, "Memcpy": build_memc
             "TrainStep": build_train}
 
 
-def measure(torch, fn, repetitions, min_time, warmup):
-    """Per-iteration seconds for each repetition, and the iterations per repetition."""
-    import time
+def measure_hot(torch, fn, repetitions, min_time, warmup):
+    """--mode hot: a fixed warm-up, then per repetition back-to-back calls for about min_time."""
     t_end = time.perf_counter() + warmup
     n = 0
     while n < 3 or time.perf_counter() < t_end:  # first calls: handles, autotuning, allocator
@@ -446,19 +497,104 @@ def measure(torch, fn, repetitions, min_time, warmup):
     stop.synchronize()
     one = max(start.elapsed_time(stop) / 1e3, 1e-7)
     iters = max(1, min(100000, int(min_time / one)))
-    samples = []
+    reps = []
     for _ in range(repetitions):
         start.record()
         for _ in range(iters):
             fn()
         stop.record()
         stop.synchronize()
-        samples.append(start.elapsed_time(stop) / 1e3 / iters)
-    return samples, iters
+        reps.append(Rep(start.elapsed_time(stop) / 1e3 / iters, iters))
+    return reps
+
+
+def measure_steady(torch, fn, options, window_s, device_nvml, rates):
+    """One repetition by the steady-state protocol (steady_state.py): size a batch from one timed
+    launch, then windows of `batch` launches, each enqueued before the host waits on the previous
+    one so the GPU never idles, until the stopping rule says stop. Energy is read at every window's
+    completion and the 10 ms sampler runs throughout; both are kept to the measured windows.
+    rates(seconds) gives the case's TFLOPS / GB/s for its work per watt."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    batch = steady_state.batch_size(window_s, start.elapsed_time(stop) / 1e3)
+
+    events = [[torch.cuda.Event(enable_timing=True) for _ in range(2)] for _ in range(2)]
+
+    def enqueue(window):
+        window[0].record()
+        for _ in range(batch):
+            fn()
+        window[1].record()
+
+    def reading():
+        return time.perf_counter(), device_nvml.energy_mj() if device_nvml else None
+
+    rule = steady_state.SteadyState(options)
+    sampler = nvml.Sampler(device_nvml).start() if device_nvml else None
+    readings = [reading()]   # readings[i]: at the completion of window i
+    enqueue(events[0])
+    result, i = None, 0
+    while result is None:
+        enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
+        begin, end = events[i % 2]
+        end.synchronize()
+        readings.append(reading())
+        d = begin.elapsed_time(end) / 1e3
+        result = rule.add(d / batch, d)
+        i += 1
+    torch.cuda.synchronize()  # the window queued ahead is not measured
+    samples = sampler.stop() if sampler else []
+
+    extra = steady_state.result_counters(result)
+    power = steady_state.mean_power(readings, result.first, result.n_stop)
+    extra.update(steady_state.energy_counters(power, result.mean, rates(result.mean)))
+    t0, t1 = readings[result.first][0], readings[result.n_stop][0]
+    clocks, reasons = steady_state.sample_summary(samples, t0, t1)
+    extra.update(clocks)
+    return Rep(result.mean, result.k * batch, extra, steady_state.label(result, reasons))
+
+
+def open_nvml(torch, device):
+    """The NVML device of the torch device (by PCI bus id where torch exposes it), or None with a
+    one-line note: the run goes on without energy and clocks."""
+    p = torch.cuda.get_device_properties(device)
+    bus = None
+    if getattr(p, "pci_bus_id", None) is not None:
+        bus = f"{getattr(p, 'pci_domain_id', 0):x}:{p.pci_bus_id:x}:{getattr(p, 'pci_device_id', 0):x}.0"
+    dev, why = nvml.Nvml.open(pci_bus_id=bus, index=device)
+    if dev is None:
+        print(f"note: no GPU telemetry (power_W, J, sm_MHz, ...): {why}", file=sys.stderr, flush=True)
+    return dev
+
+
+def summary_line(spec, reps):
+    """The case's line on stdout: median time and rate; steady: the worst cv and drift, median power
+    and SM clock over the repetitions, and their labels."""
+    med = statistics.median(r.seconds for r in reps)
+    name, value = next(iter(counters(spec, med).items()))
+    line = f"{spec.gb_name:<60} {med * 1e3:10.4g} ms  {name}={value:.1f}"
+
+    def values(key):
+        return [r.extra[key] for r in reps if key in r.extra]
+    if values("cv_pct"):
+        line += f"  cv {max(values('cv_pct')):.2f}% drift {max(values('drift_pct')):.2f}%"
+    if values("power_W"):
+        line += f"  {statistics.median(values('power_W')):.0f} W"
+    if values("sm_MHz"):
+        line += f"  {statistics.median(values('sm_MHz')):.0f} MHz"
+    labels = list(dict.fromkeys(r.label for r in reps if r.label))
+    return line + "".join(f"  [{lab}]" for lab in labels)
 
 
 def run_cases(torch, specs, args, context):
     dev = torch.device("cuda", args.device)
+    device_nvml = open_nvml(torch, args.device) if args.mode == "steady" else None
     entries, failed = [], 0
     fam_index = {}
     inst = {}
@@ -471,13 +607,15 @@ def run_cases(torch, specs, args, context):
             fn = build(torch, spec, dev)
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats(dev)
-            samples, iters = measure(torch, fn, args.repetitions, args.min_time, args.warmup)
+            if args.mode == "hot":
+                reps = measure_hot(torch, fn, args.repetitions, args.min_time, args.warmup)
+            else:
+                reps = [measure_steady(torch, fn, args.options, args.window_ms / 1e3, device_nvml,
+                                       lambda t: counters(spec, t))
+                        for _ in range(args.repetitions)]
             mem = torch.cuda.max_memory_allocated(dev)
-            entries += gb_entries(spec, samples, iters, fi, ii, mem)
-            med = statistics.median(samples)
-            main_counter = next(iter(counters(spec, med).items()))
-            print(f"{spec.gb_name:<60} {med * 1e3:10.4g} ms  {main_counter[0]}={main_counter[1]:.1f}",
-                  flush=True)
+            entries += gb_entries(spec, reps, fi, ii, mem)
+            print(summary_line(spec, reps), flush=True)
         except Exception as e:  # one failed case must not stop the run (as SkipWithError)
             failed += 1
             msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()
@@ -500,13 +638,30 @@ def parse_args(argv=None):
                         f"all = {','.join(ALL_FAMILIES)})")
     p.add_argument("--filter", help="regex on case names (like --benchmark_filter)")
     p.add_argument("--repetitions", type=int, default=5, help="repetitions per case (default 5)")
-    p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition (default 0.1)")
-    p.add_argument("--warmup", type=float, default=0.2, help="warm-up seconds per case (default 0.2)")
+    p.add_argument("--mode", choices=["steady", "hot"], default="steady",
+                   help="steady (default): xfbench's steady-state protocol; hot: a fixed warm-up, "
+                        "then a short burst per repetition")
+    p.add_argument("--min-time", type=float,
+                   help="steady: seconds of measured windows (default 0.5); hot: seconds per "
+                        "repetition (default 0.1)")
+    p.add_argument("--max-noise", type=float, default=0.5,
+                   help="steady: cv and drift limit in percent (default 0.5)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="steady: seconds of GPU time per repetition before giving up as noisy "
+                        "(default 10)")
+    p.add_argument("--min-warmup", type=float, default=0.2,
+                   help="steady: seconds of windows before the measured ones (default 0.2)")
+    p.add_argument("--window-ms", type=float, default=10.0,
+                   help="steady: target duration of one window in ms (default 10)")
+    p.add_argument("--warmup", type=float, default=0.2, help="hot: warm-up seconds per case (default 0.2)")
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
     p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
-                   "(default 128x128,512x64)")
+                   "(default: BertLayer and T5 128x128,512x64; GPT2Block 1024x64,512x64)")
+    p.add_argument("--seed-shapes", action="store_true",
+                   help="the seeds' whole layer tables: BertLayer seq 128,512 x batch 2..128, "
+                        "GPT2Block seq 512,1024 x batch 2..64")
     args = p.parse_args(argv)
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
@@ -514,6 +669,14 @@ def parse_args(argv=None):
         p.error(f"unknown families {','.join(bad)}; known: {','.join(ALL_FAMILIES)}")
     if args.repetitions < 1:
         p.error("--repetitions must be >= 1")
+    if args.min_time is None:
+        args.min_time = 0.5 if args.mode == "steady" else 0.1
+    for name in ("min_time", "max_noise", "timeout", "window_ms"):
+        if not getattr(args, name) > 0:
+            p.error(f"--{name.replace('_', '-')} must be > 0")
+    if args.min_warmup < 0:
+        p.error("--min-warmup must be >= 0")
+    args.options = steady_state.Options(args.min_time, args.max_noise / 100, args.timeout, args.min_warmup)
     try:
         re.compile(args.filter or "")
     except re.error as e:
@@ -533,7 +696,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    specs = select(default_specs(args.family_list, args.layer_shapes), args.filter)
+    specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes), args.filter)
     if args.list:
         for s in specs:
             print(s.gb_name)
@@ -551,7 +714,7 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     torch.cuda.set_device(args.device)
-    context = base_context()
+    context = base_context(args.mode, args.options, args.window_ms / 1e3)
     context.update(torch_context(torch, args.device))
     out_dir = os.path.dirname(os.path.abspath(args.out))
     os.makedirs(out_dir, exist_ok=True)

@@ -4,6 +4,8 @@ from reports_helpers import ROOT, run_cli  # first: puts the repository root on 
 import importlib.util
 import json
 import os
+import time
+import types
 
 import pytest
 
@@ -78,20 +80,29 @@ def test_counters():
 def test_json_is_google_benchmark_shaped_and_loads(tmp_path):
     sp = next(s for s in peer.default_specs(["BertLayer"])
               if s.name == "BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:128")
-    samples = [0.0020, 0.0018, 0.0019]
-    entries = peer.gb_entries(sp, samples, 50, 0, 0, mem_bytes=2e9)
+    reps = [peer.Rep(0.0020, 50, {"cv_pct": 0.2, "power_W": 600.0}, "throttle: sw_power_cap 100%"),
+            peer.Rep(0.0018, 50, {"cv_pct": 0.3}), peer.Rep(0.0019, 50, {"cv_pct": 0.4})]
+    entries = peer.gb_entries(sp, reps, 0, 0, mem_bytes=2e9)
     assert [e["run_type"] for e in entries] == ["iteration"] * 3 + ["aggregate"] * 4
     assert entries[0]["name"] == "BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:128/manual_time"
     assert entries[3]["name"].endswith("/manual_time_mean") and entries[4]["aggregate_name"] == "median"
     assert entries[4]["real_time"] == pytest.approx(1.9)        # ms
     assert [e["repetition_index"] for e in entries[:3]] == [0, 1, 2]
+    assert entries[0]["label"] == "throttle: sw_power_cap 100%" and "label" not in entries[1]
+    assert entries[4]["cv_pct"] == pytest.approx(0.3)           # median of the repetitions
+    assert "power_W" in entries[0] and "power_W" not in entries[4]   # not every repetition has it
     err = peer.error_entry(peer.default_specs(["Matmul"])[0], "RuntimeError: boom", 1, 0)
-    ctx = dict(peer.base_context(), gpu_name="NVIDIA H100")
+    ctx = dict(peer.base_context("steady", peer.steady_state.Options(), 0.01), gpu_name="NVIDIA H100")
     out = tmp_path / "torch.json"
     peer.write_json(str(out), ctx, entries + [err])
     doc = json.loads(out.read_text())
     assert doc["context"]["xfbench_runner"] == "pytorch" and "date" in doc["context"]
+    assert {k: v for k, v in doc["context"].items() if k.startswith(("protocol_", "xfbench_mode"))} == {
+        "xfbench_mode": "steady", "protocol_min_time": "0.5", "protocol_max_noise_pct": "0.5",
+        "protocol_timeout": "10", "protocol_min_warmup": "0.2", "protocol_window_ms": "10"}
+    assert "protocol_min_time" not in peer.base_context("hot")
     run = loader.load(str(out))
+    assert run.cases["BertLayer/fused/fp16/fwd/seq:128/batch:128"].label == "throttle: sw_power_cap 100%"
     c = run.cases["BertLayer/fused/fp16/fwd/seq:128/batch:128"]
     flops = peer.layer_flops(128, 128)
     assert c.value("TFLOPS") == pytest.approx(flops / 0.0019 / 1e12)
@@ -137,3 +148,166 @@ def test_without_torch_exits_2_with_one_line(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("torch is not installed: ")
     assert not (tmp_path / "t.json").exists()
+
+
+def test_gpt2_block_cases_and_seed_shapes():
+    n = names(["GPT2Block"])
+    assert n == [f"GPT2Block/{b}/fp16/{p}/seq:{s}/batch:{bt}/manual_time"
+                 for b in ("torch-eager", "torch-sdpa") for s, bt in ((1024, 64), (512, 64))
+                 for p in ("fwd", "fwdbwd")]
+    seeds = [s.name for s in peer.default_specs(["GPT2Block"], seed_shapes=True)]
+    assert len(seeds) == 2 * 2 * 6 * 2
+    assert "GPT2Block/torch-sdpa/fp16/fwdbwd/seq:512/batch:2" in seeds
+    assert "GPT2Block/torch-eager/fp16/fwd/seq:1024/batch:32" in seeds
+    bert = [s.name for s in peer.default_specs(["BertLayer"], seed_shapes=True)]
+    assert "BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:2" in bert and len(bert) == 2 * 2 * 7 * 2 + 5
+    r = run_cli(SCRIPT, "--list", "--families", "GPT2Block", "--seed-shapes", "--filter", "eager/fp16/fwd/")
+    assert r.returncode == 0 and len(r.stdout.split()) == 12
+
+
+def test_protocol_options():
+    a = peer.parse_args([])
+    assert a.mode == "steady" and a.min_time == 0.5
+    o = a.options
+    assert (o.min_time, o.max_noise, o.timeout, o.min_warmup, o.min_windows) == (0.5, 0.005, 10.0, 0.2, 10)
+    a = peer.parse_args(["--mode", "hot"])
+    assert a.min_time == 0.1 and a.warmup == 0.2
+    a = peer.parse_args(["--min-time", "1", "--max-noise", "1", "--timeout", "20", "--min-warmup", "0",
+                         "--window-ms", "5"])
+    assert (a.options.min_time, a.options.max_noise, a.options.timeout, a.options.min_warmup,
+            a.window_ms) == (1.0, 0.01, 20.0, 0.0, 5.0)
+    r = run_cli(SCRIPT, "--list", "--max-noise", "0")
+    assert r.returncode == 2 and "--max-noise must be > 0" in r.stderr
+
+
+# ---- the steady protocol on a fake torch: a GPU whose clock advances by each launch's time --------
+
+class FakeGpu:
+    """Launches advance a GPU clock by their duration at enqueue; each wait on an event advances
+    the host clock by host_wait (dyadic steps, so every sum is exact)."""
+
+    def __init__(self, launch_seconds, host_wait=2.0 ** -7):
+        self.launch_seconds = launch_seconds
+        self.host_wait = host_wait
+        self.clock = 0.0               # GPU time at the end of the queue
+        self.host = 0.0                # host clock (replaces time.perf_counter)
+        self.calls = 0
+        self.log = []                  # "record" / "wait", in host order
+
+    def fn(self):
+        self.calls += 1
+        self.clock += self.launch_seconds
+
+
+class FakeEvent:
+    def __init__(self, gpu):
+        self.gpu, self.t = gpu, None
+
+    def record(self):
+        self.t = self.gpu.clock
+        self.gpu.log.append("record")
+
+    def synchronize(self):
+        self.gpu.log.append("wait")
+        self.gpu.host += self.gpu.host_wait
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1e3
+
+
+class FakeTorch:
+    def __init__(self, gpu):
+        self.cuda = types.SimpleNamespace(Event=lambda enable_timing=True: FakeEvent(gpu),
+                                          synchronize=lambda: None)
+
+
+class FakeNvml:
+    """700 W exactly on the host clock."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+
+    def energy_mj(self):
+        return self.gpu.host * 700e3
+
+
+def fake_sampler(inside):
+    """Samples every 2^-8 s of host time: SM 1980 MHz with the power cap for j in `inside`,
+    1000 MHz and idle elsewhere."""
+    class Sampler:
+        def __init__(self, device):
+            self.device = device
+
+        def start(self):
+            return self
+
+        def stop(self):
+            end = int(self.device.gpu.host * 256)
+            return [(j / 256, 1980, 2619, 61, 0x4) if j in inside else (j / 256, 1000, 2619, 70, 0x1)
+                    for j in range(end + 1)]
+    return Sampler
+
+
+def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
+    # 2^-10 s launches: batch floor(10 ms / 0.977 ms) = 10, windows of 10 * 2^-10 s = 9.765625 ms:
+    # 0.5 s needs 52 windows, 0.2 s of warm-up 21, so the rule stops after window 73.
+    gpu = FakeGpu(2.0 ** -10)
+    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    # host readings: after window i at (i + 1) * 2^-7 s; the measured span is windows 22..73,
+    # from reading 21 (22 * 2^-7 s) to reading 73 (74 * 2^-7 s) = samples 44..148
+    monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(44, 149)))
+    rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
+                              lambda t: {"TFLOPS": 1e-3 / t})
+    assert rep.seconds == 2.0 ** -10 and rep.iterations == 52 * 10
+    assert rep.extra["windows"] == 52 and rep.extra["warmup_s"] == 21 * 10 * 2.0 ** -10
+    assert rep.extra["cv_pct"] == 0.0 and rep.extra["drift_pct"] == 0.0
+    # sizing: 3 + 1 launches; then 73 windows and the one queued ahead of the last wait
+    assert gpu.calls == 4 + 74 * 10
+    # every window's stop event is waited on only after the next window's events are recorded
+    waits = [i for i, e in enumerate(gpu.log) if e == "wait"][1:]   # [0]: the sizing launch
+    assert len(waits) == 73
+    for j, pos in enumerate(waits):
+        assert gpu.log[:pos].count("record") == 2 + 2 * (j + 2)
+    assert rep.extra["power_W"] == pytest.approx(700.0, rel=1e-12)
+    assert rep.extra["J"] == pytest.approx(700.0 * 2.0 ** -10, rel=1e-12)
+    assert rep.extra["TFLOPS/W"] == pytest.approx(1e-3 / 2.0 ** -10 / 700.0, rel=1e-12)
+    # telemetry from exactly the measured span: none of the 1000 MHz / idle samples around it
+    assert (rep.extra["sm_MHz"], rep.extra["mem_MHz"], rep.extra["temp_C"]) == (1980, 2619, 61.0)
+    assert rep.label == "throttle: sw_power_cap 100%"
+
+
+def test_steady_times_out_as_noisy_without_telemetry():
+    gpu = FakeGpu(0.05)
+    gpu_fn = gpu.fn
+
+    def alternating():   # +-5% launch to launch: cv ~5%, never steady
+        gpu.launch_seconds = 0.05 * (1.05 if gpu.calls % 2 else 0.95)
+        gpu_fn()
+    rep = peer.measure_steady(FakeTorch(gpu), alternating, peer.steady_state.Options(timeout=2.0),
+                              0.01, None, lambda t: {"GB/s": 1.0 / t})
+    assert rep.label.startswith("noisy: cv ") and rep.label.endswith(" after 2.0s")
+    assert rep.extra["cv_pct"] > 0.5 and "power_W" not in rep.extra and "sm_MHz" not in rep.extra
+
+
+def test_open_nvml_by_pci_bus_id_or_one_note(monkeypatch, capsys):
+    props = types.SimpleNamespace(pci_domain_id=0, pci_bus_id=0x1B, pci_device_id=0)
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(get_device_properties=lambda d: props))
+    asked = []
+
+    def fake_open(pci_bus_id=None, index=0):
+        asked.append((pci_bus_id, index))
+        return None, "libnvidia-ml.so.1 not loadable: no such file"
+    monkeypatch.setattr(peer.nvml.Nvml, "open", staticmethod(fake_open))
+    assert peer.open_nvml(torch, 3) is None
+    assert asked == [("0:1b:0.0", 3)]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["note: no GPU telemetry (power_W, J, sm_MHz, ...): libnvidia-ml.so.1 not loadable: "
+                   "no such file"]
+
+
+def test_real_nvml_opens_or_says_why():
+    dev, why = peer.nvml.Nvml.open(index=0)
+    if dev is None:     # no driver here (CI, the build machine): a reason a person can act on
+        assert why and ("libnvidia-ml" in why or "nvml" in why.lower() or "NVML" in why)
+    else:
+        assert isinstance(dev.energy_mj(), int) and dev.sample() is not None
