@@ -15,6 +15,7 @@ mkdir -p "$out"
 nv=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 export LD_LIBRARY_PATH="$nv/cudnn/lib:$nv/nccl/lib:${LD_LIBRARY_PATH:-}"
 log="$out/run.log"
+read -ra xf_args <<<"${XF_ARGS:-}"  # extra xfbench flags, separated by spaces
 gpu() { nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader | tee -a "$log"; }
 gpu
 
@@ -36,18 +37,20 @@ for pass in $(seq 1 "${PASSES:-2}"); do
   timeout 200 python3 plugins/matmul/torch_peer.py run --names "$names" \
     --out "$out/matmul_torch_$pass.json" >>"$log" 2>&1
   echo "torch pass $pass exit $?"
-  timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" ${XF_ARGS:-} \
+  timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" "${xf_args[@]}" \
     --benchmark_out="$out/matmul_xfbench_$pass.json" --benchmark_out_format=json >>"$log" 2>&1
   echo "xfbench pass $pass exit $?"
   gpu
 done
+sweep_json=()
 if [ -n "$sweep" ]; then
+  sweep_json=("$out/matmul_sweep.json")
   timeout 200 "$build/bin/xfbench" --benchmark_filter='Matmul/sweep/' --xfbench_matmul_sweep="$sweep" \
     --benchmark_out="$out/matmul_sweep.json" --benchmark_out_format=json >>"$log" 2>&1
   echo "sweep exit $?"
 fi
 grep -E "ERROR OCCURRED" "$log" | head -10
 python3 plugins/matmul/torch_peer.py compare --ours "$out"/matmul_xfbench_*.json \
-  $( [ -n "$sweep" ] && echo "$out/matmul_sweep.json") --peer "$out"/matmul_torch_*.json \
+  "${sweep_json[@]}" --peer "$out"/matmul_torch_*.json \
   >"$out/matmul_compare.txt" 2>&1
 cat "$out/matmul_compare.txt"

@@ -53,10 +53,9 @@ case "${1:-}" in
     for v in "default" "pull --xfbench_p2p_copy_by=dst" "ce2 --xfbench_p2p_ce_streams=2" \
       "ce4 --xfbench_p2p_ce_streams=4" "sm1 --xfbench_p2p_blocks_per_sm=1" \
       "sm4 --xfbench_p2p_blocks_per_sm=4"; do
-      set -- $v
-      name=$1
-      shift
-      timeout 60 "$B/bin/xfbench" --benchmark_filter="$one" "$@" --benchmark_out_format=json \
+      read -ra words <<<"$v"  # the name, then its flags
+      name="${words[0]}"
+      timeout 60 "$B/bin/xfbench" --benchmark_filter="$one" "${words[@]:1}" --benchmark_out_format=json \
         --benchmark_out="$out/sweep/$name.json" >>"$log" 2>&1
       say "== sweep $name rc=$?"
     done
