@@ -14,23 +14,28 @@ cuda="$root/usr/local/cuda"
 nvcc="$cuda/bin/nvcc"
 if [ ! -x "$nvcc" ]; then
   nvcc="$(command -v nvcc)" ||
-    fail "the CUDA toolkit (nvcc) is neither in $cuda/bin nor on PATH: install CUDA 12.4+ from NVIDIA"
+    fail "the CUDA toolkit (nvcc) is neither in $cuda/bin nor on PATH:" \
+      "install CUDA 12.4+ from NVIDIA"
   cuda="$(dirname "$(dirname "$nvcc")")"
 fi
-version="$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')" || true
+version="$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')" ||
+  true
 major="${version%%.*}" minor="${version#*.}"
 if [ -z "$version" ] || [ "$major" -lt 12 ] || { [ "$major" -eq 12 ] && [ "$minor" -lt 4 ]; }; then
   fail "$nvcc is CUDA ${version:-(no version in nvcc --version)}; xfbench needs 12.4+ from NVIDIA"
 fi
 have_lib() {  # have_lib NAME: lib<NAME>.so is where CMake's find_library looks
   local dir
-  for dir in "$cuda/lib64" "$cuda/lib" "$root"/usr/lib/*-linux-gnu "$root/usr/lib" "$root/usr/local/lib"; do
+  for dir in "$cuda/lib64" "$cuda/lib" "$root"/usr/lib/*-linux-gnu "$root/usr/lib" \
+    "$root/usr/local/lib"; do
     [ -e "$dir/lib$1.so" ] && return 0
   done
   return 1
 }
-have_lib cudnn || fail "cuDNN 9 (libcudnn.so) is missing: apt-get install cudnn9-cuda-$major (NVIDIA's repository)"
-have_lib nccl || fail "NCCL 2 (libnccl.so) is missing: apt-get install libnccl-dev (NVIDIA's repository)"
+have_lib cudnn ||
+  fail "cuDNN 9 (libcudnn.so) is missing: apt-get install cudnn9-cuda-$major (NVIDIA's repository)"
+have_lib nccl ||
+  fail "NCCL 2 (libnccl.so) is missing: apt-get install libnccl-dev (NVIDIA's repository)"
 
 # Root, or sudo when something has to be installed.
 uid="$(id -u)"
@@ -52,9 +57,12 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   need_root "${missing[*]}"
   echo "install_deps: installing ${missing[*]} (apt-get)"
-  "${as_root[@]}" apt-get update -qq || fail "apt-get update failed (above), so ${missing[*]} cannot be installed"
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-    fail "apt-get could not install ${missing[*]} (its reason is above)"
+  sudo="${as_root[*]:+sudo }"  # named in the error when it is sudo that refused
+  "${as_root[@]}" apt-get update -qq ||
+    fail "${sudo}apt-get update failed (above), so ${missing[*]} cannot be installed"
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq "${missing[@]}" >/dev/null ||
+    fail "${sudo}apt-get could not install ${missing[*]} (its reason is above)"
 fi
 
 # PyPI pins missing from python3's packages (names compared as PEP 503 normalises them).
@@ -85,7 +93,13 @@ fi
 echo "install_deps: installing ${missing[*]} (pip)"
 errors="$(mktemp)"
 trap 'rm -f "$errors"' EXIT
-pip_install() { "${pip_as[@]}" "$python3" -m pip install -q --disable-pip-version-check "$@" "${missing[@]}" 2>"$errors"; }
+pip_install() {
+  "${pip_as[@]}" "$python3" -m pip install -q --disable-pip-version-check "$@" "${missing[@]}" \
+    2>"$errors"
+}
 # Debian's python3 refuses pip (PEP 668); the pins go to /usr/local, beside Debian's own packages.
-pip_install || { grep -q externally-managed-environment "$errors" && pip_install --break-system-packages; } ||
-  { cat "$errors" >&2; fail "pip could not install ${missing[*]} (its reason is above)"; }
+pip_install ||
+  { grep -q externally-managed-environment "$errors" && pip_install --break-system-packages; } || {
+  cat "$errors" >&2
+  fail "${pip_as[*]:+sudo }pip could not install ${missing[*]} (its reason is above)"
+}

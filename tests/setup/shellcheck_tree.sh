@@ -11,7 +11,8 @@ while IFS= read -r -d '' f; do
   first=""
   IFS= read -r first <"$f" || true
   if [[ "$f" == *.sh || "$first" =~ ^#!.*[/\ ](ba)?sh(\ |$) ]]; then scripts+=("$f"); fi
-done < <(git ls-files -z 2>/dev/null || find . -path ./.git -prune -o -path './build*' -prune -o -type f -print0)
+done < <(git ls-files -z 2>/dev/null ||
+  find . -path ./.git -prune -o -path './build*' -prune -o -type f -print0)
 [ "${#scripts[@]}" -gt 0 ] || { echo "no shell scripts found under $PWD"; exit 1; }
 shellcheck "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean: ${scripts[*]}"

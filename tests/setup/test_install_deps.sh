@@ -11,7 +11,8 @@ script="$(realpath "${1:-$repo/cmake/install_deps.sh}")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 debs=(cmake ninja-build g++ libbenchmark-dev libboost-dev libgtest-dev python3-pip)
-mapfile -t pins < <(grep -hE '^[A-Za-z0-9]' "$repo/cmake/requirements.txt" "$repo/reports/requirements.txt")
+mapfile -t pins < <(grep -hE '^[A-Za-z0-9]' "$repo/cmake/requirements.txt" \
+  "$repo/reports/requirements.txt")
 pip_install="python3 -m pip install -q --disable-pip-version-check"
 pip_list="python3 -m pip list --format=freeze --disable-pip-version-check"
 failed=0 cases=0
@@ -33,11 +34,13 @@ new_case() {
 }
 fake_nvcc() {  # fake_nvcc TOOLKIT_DIR VERSION
   mkdir -p "$1/bin"
-  printf '#!/usr/bin/env bash\necho "Cuda compilation tools, release %s, V%s.1"\n' "$2" "$2" >"$1/bin/nvcc"
+  printf '#!/usr/bin/env bash\necho "Cuda compilation tools, release %s, V%s.1"\n' "$2" "$2" \
+    >"$1/bin/nvcc"
   chmod +x "$1/bin/nvcc"
 }
 installed() {  # installed debs|pins: everything the script would install is already there
-  if [ "$1" = debs ]; then printf '%s\n' "${debs[@]}"; else printf '%s\n' "${pins[@]}"; fi >"$state/$1"
+  if [ "$1" = debs ]; then printf '%s\n' "${debs[@]}"; else printf '%s\n' "${pins[@]}"; fi \
+    >"$state/$1"
 }
 dpkg_checks() {  # dpkg_checks AS [EXTRA PACKAGE...]: the expected status queries
   local p
@@ -54,13 +57,15 @@ run() {
   [ $# -gt 0 ] && args=("${@:2}")
   want="$(cat)"
   set +e
-  env -i PATH="$bin${extra_path:+:$extra_path}" HOME="$dir" XF_STUB_AS="$as" XF_STUB_STATE="$state" \
-    XF_INSTALL_DEPS_TEST_ROOT="$root" "${env[@]}" "$script" "${args[@]}" >"$dir/out" 2>"$dir/err"
+  env -i PATH="$bin${extra_path:+:$extra_path}" HOME="$dir" XF_STUB_AS="$as" \
+    XF_STUB_STATE="$state" XF_INSTALL_DEPS_TEST_ROOT="$root" "${env[@]}" "$script" "${args[@]}" \
+    >"$dir/out" 2>"$dir/err"
   got=$?
   set -e
   local problems=()
   [ "$got" -eq "${rc:-0}" ] || problems+=("exit code $got, expected ${rc:-0}")
-  [ "$(tail -n 1 "$dir/err")" = "${error:-}" ] || problems+=("last stderr line differs, expected: ${error:-(none)}")
+  [ "$(tail -n 1 "$dir/err")" = "${error:-}" ] ||
+    problems+=("last stderr line differs, expected: ${error:-(none)}")
   [ "$(cat "$state/log")" = "$want" ] || problems+=("commands differ (- expected, + issued):
 $(diff <(echo "$want") "$state/log" | sed -n 's/^</-/p; s/^>/+/p' || true)")
   if [ "${#problems[@]}" -eq 0 ]; then
@@ -121,7 +126,14 @@ rc=1 error="install_deps: cannot install libboost-dev: this user is not root and
 $(dpkg_checks user)
 EOF
 
-new_case "user whose python3 site-packages is writable (a venv): pip without sudo, only the missing pin"
+new_case "user whom sudo refuses: one line naming sudo"
+rc=1 error="install_deps: sudo apt-get update failed (above), so ${debs[*]} cannot be installed" \
+  run user XF_STUB_FAIL=sudo <<EOF
+$(dpkg_checks user)
+user sudo apt-get update -qq (refused)
+EOF
+
+new_case "user who can write to python3's site-packages (a venv): pip without sudo, missing pin only"
 installed debs
 installed pins
 sed -i '/^pytest==/d' "$state/pins"
