@@ -5,12 +5,13 @@ Google Benchmark's own tools/compare.py compares time only; xfbench's numbers th
 counters (TFLOPS, GB/s, busbw, samples/s), so those are shown, with time, for every run. The
 first run is the baseline. "Change" is the speedup of the family's headline metric (higher
 throughput or lower time), so `+5%` is always better and `--fail-if-slower 5` fails on any case at
-`-5%` or worse.
+`-5%` or worse. A change smaller than the two runs' combined noise is shown as `within noise`.
 """
 
 import functools
 import math
 import re
+import statistics
 import sys
 
 from . import loader
@@ -106,13 +107,41 @@ def fmt_change(s):
     return "—" if s is None else f"{(s - 1) * 100:+.1f}%"
 
 
+def _spread(case):
+    """Relative spread (cv) of a case's repetition times: from the repetitions when it has two or
+    more, else from Google Benchmark's `cv` aggregate (files written with aggregates only)."""
+    xs = case.samples("time")
+    if len(xs) >= 2:
+        m = statistics.fmean(xs)
+        return statistics.stdev(xs) / m if m > 0 else None
+    cv = case.aggs.get("cv", {}).get("real_time")
+    return float(cv) if isinstance(cv, (int, float)) and case.aggs["cv"].get("repetitions", 0) >= 2 else None
+
+
+def combined_noise(a, b):
+    """Relative noise of comparing case a with case b, or None when unknown: sqrt(cv_a^2 + cv_b^2),
+    each cv from the spread of the repetitions when both runs have them, else from the cv_pct
+    counter (the steady-state protocol's noise of one repetition) of both."""
+    ca, cb = _spread(a), _spread(b)
+    if ca is None or cb is None:
+        ca, cb = a.value("cv_pct"), b.value("cv_pct")
+        if ca is None or cb is None:
+            return None
+        ca, cb = ca / 100, cb / 100
+    return math.hypot(ca, cb)
+
+
+def within_noise(speedup, noise):
+    return speedup is not None and noise is not None and abs(speedup - 1) < noise
+
+
 class Comparison:
     """Result of comparing runs: tables to render plus what the CI gate needs."""
 
     def __init__(self):
         self.context = None
         self.tables = []
-        self.changes = []   # (family, case name, run label, speedup, p or None)
+        self.changes = []   # (family, case name, run label, speedup, p or None, noise or None)
         self.problems = []
 
 
@@ -197,11 +226,13 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                 xs, ys = bc.samples("time"), c.samples("time")
                 if len(xs) >= 2 and len(ys) >= 2:
                     p = mann_whitney(xs, ys)[1]
-                res.changes.append((fam, n, r.label, s, p))
+                noise = combined_noise(bc, c)
+                res.changes.append((fam, n, r.label, s, p, noise))
                 pcell = "n/a" if p is None else f"{p:.3f}"
                 if p is not None and p < alpha and s is not None:
                     pcell += " ▲" if s > 1 else " ▼"
-                row += [fmt_change(s), pcell]
+                quiet = within_noise(s, noise)
+                row += [f"within noise ({fmt_change(s)})" if quiet else fmt_change(s), pcell]
             for c, r in zip(row_cases, good):
                 if c is not None and all(c2 is None for c2 in row_cases if c2 is not c):
                     only[r.label] += 1
@@ -223,7 +254,7 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                     cell += f" ({g / base_g:.2f}×)"
                 geo.append(cell)
         for k, r in enumerate(others, start=1):
-            sp = [s for (f, n, lab, s, _) in res.changes if f == fam and lab == r.label]
+            sp = [s for (f, n, lab, s, _, _) in res.changes if f == fam and lab == r.label]
             geo += [fmt_change(geomean(sp)), ""]
         if common:
             t.add(geo)
@@ -235,7 +266,9 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                 t.notes.append(f"{cnt} case(s) only in {lab}.")
         t.notes.append(f"change: speedup of {', '.join(sorted({headline(c) for c in cases_by_run[0] if c}) or ['time'])}"
                        f" vs {base.label}; p: Mann-Whitney U on per-repetition times"
-                       f" (▲/▼ significant at alpha={alpha}); n/a: fewer than 2 repetitions.")
+                       f" (▲/▼ significant at alpha={alpha}); n/a: fewer than 2 repetitions;"
+                       " within noise: |change| < sqrt(cv² + cv²) of the two runs (repetitions,"
+                       " else cv_pct).")
         res.tables.append(t)
     return res
 
@@ -243,7 +276,7 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
 def slower_than(res, pct):
     """Matched cases whose change is worse than -pct percent."""
     limit = 1 - pct / 100.0
-    return [(f, n, lab, s) for (f, n, lab, s, _) in res.changes if s is not None and s < limit]
+    return [(f, n, lab, s) for (f, n, lab, s, _, _) in res.changes if s is not None and s < limit]
 
 
 def add_arguments(p):

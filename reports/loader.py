@@ -38,7 +38,8 @@ CONTEXT_KEYS = [
     "gpu_name", "gpu_cc", "gpu_sm_count", "gpu_mem_GB", "gpu_max_sm_MHz", "gpu_max_mem_MHz",
     "driver_version", "cuda_runtime", "cublas_version", "cudnn_version", "nccl_version",
     "xfbench_version", "xfbench_runner", "torch_version", "transformers_version",
-    "xfbench_mode", "host_name", "date",
+    "xfbench_mode", "protocol_min_time", "protocol_max_noise_pct", "protocol_timeout",
+    "protocol_min_warmup", "protocol_window_ms", "host_name", "date",
 ]
 
 

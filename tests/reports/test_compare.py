@@ -1,6 +1,9 @@
 from reports_helpers import fixture, run_cli  # first: puts the repository root on sys.path
+import json
 import math
+import os
 import random
+import statistics
 
 import pytest
 
@@ -31,7 +34,7 @@ def test_mann_whitney_large_samples():
 
 
 def _changes(res):
-    return {(n, lab): (s, p) for (_, n, lab, s, p) in res.changes}
+    return {(n, lab): (s, p) for (_, n, lab, s, p, _) in res.changes}
 
 
 def test_compare_changes_significance_and_geomean():
@@ -130,3 +133,61 @@ def test_single_rep_has_no_p_value():
     ch = _changes(res)
     s, p = ch[("Matmul/fp32/NN/m:2048/n:2048/k:2048", "errors")]
     assert s == pytest.approx(1.0) and p is None
+
+
+def _cv(xs):
+    return statistics.stdev(xs) / statistics.fmean(xs)
+
+
+def test_within_noise_from_the_repetitions_spread():
+    res = compare.compare(loader.load_all([A, B]))
+    noise = {(n, lab): nz for (_, n, lab, _, _, nz) in res.changes}
+    # both runs have 5 repetitions: the noise is the two jitters' cvs combined
+    jitter_a = [1.00, 1.01, 0.99, 1.02, 0.98]
+    jitter_b = [0.995, 1.015, 1.0, 0.985, 1.005]
+    expected = math.hypot(_cv(jitter_a), _cv(jitter_b))            # ~1.9%
+    assert noise[("Matmul/fp32/NN/m:2048/n:2048/k:2048", "run_b")] == pytest.approx(expected, rel=1e-9)
+    mm = {r[0]: r for r in next(t for t in res.tables if t.title == "Matmul").rows}
+    assert mm["Matmul/fp32/NN/m:2048/n:2048/k:2048"][-2] == "within noise (-0.5%)"   # 0.5% < 1.9%
+    assert mm["Matmul/fp16/NN/m:8192/n:8192/k:8192"][-2] == "+5.0%"                  # 5% > 1.9%
+    assert mm["Matmul/bf16/NN/m:8192/n:8192/k:8192"][-2] == "+10.0%"
+    # the gate still judges the change itself
+    assert compare.slower_than(res, 0.1)[0][1] == "Matmul/fp32/NN/m:2048/n:2048/k:2048"
+
+
+def _one_rep_run(path, seconds, cv_pct):
+    """A run of one case, one repetition (the protocol's cv_pct counter only)."""
+    e = {"name": "Matmul/bf16/NN/m:4096/n:4096/k:4096/manual_time", "run_type": "iteration",
+         "repetitions": 1, "repetition_index": 0, "iterations": 100, "real_time": seconds * 1e3,
+         "cpu_time": seconds * 1e3, "time_unit": "ms", "TFLOPS": 2 * 4096 ** 3 / seconds / 1e12}
+    if cv_pct is not None:
+        e["cv_pct"] = cv_pct
+    path.write_text(json.dumps({"context": {}, "benchmarks": [e]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("new_seconds,cv_a,cv_b,cell", [
+    (0.9905e-3, 0.6, 0.8, "within noise (+1.0%)"),   # +0.96% < sqrt(0.6² + 0.8²) = 1%
+    (0.99e-3, 0.6, 0.8, "+1.0%"),                    # +1.01% > 1%
+    (1.005e-3, 0.6, 0.8, "within noise (-0.5%)"),
+    (0.995e-3, 0.3, None, "+0.5%"),                  # one run without cv_pct: no judgement
+])
+def test_within_noise_from_cv_pct(tmp_path, new_seconds, cv_a, cv_b, cell):
+    a = _one_rep_run(tmp_path / "a.json", 1e-3, cv_a)
+    b = _one_rep_run(tmp_path / "b.json", new_seconds, cv_b)
+    res = compare.compare(loader.load_all([a, b]))
+    assert res.tables[0].rows[0][-2] == cell
+
+
+def test_within_noise_from_aggregates_only(tmp_path):
+    # --benchmark_report_aggregates_only: the spread comes from the `cv` aggregate
+    paths = []
+    for src in (A, B):
+        doc = json.load(open(src))
+        doc["benchmarks"] = [e for e in doc["benchmarks"] if e["run_type"] == "aggregate"]
+        paths.append(tmp_path / os.path.basename(src))
+        paths[-1].write_text(json.dumps(doc))
+    res = compare.compare(loader.load_all([str(p) for p in paths]))
+    noise = {n: nz for (_, n, _, _, _, nz) in res.changes}
+    expected = math.hypot(_cv([1.00, 1.01, 0.99, 1.02, 0.98]), _cv([0.995, 1.015, 1.0, 0.985, 1.005]))
+    assert noise["Matmul/fp32/NN/m:2048/n:2048/k:2048"] == pytest.approx(expected, rel=1e-6)
