@@ -16,6 +16,8 @@ from .render import Table, to_csv, to_markdown, to_text
 LAYER_FAMILIES = ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder")
 DTYPE_ORDER = ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
 PASS_LABEL = {"fwd": "fwd", "fwdbwd": "fwd+bwd", "bwd": "bwd"}
+# The model a layer family's names mean when they carry no `model:` (xfbench appends it for others).
+DEFAULT_MODEL = {"GPT2Block": "gpt2-medium"}
 FLAT_METRICS = ["TFLOPS", "GB/s", "busbw", "algbw", "samples/s", "tokens/s", "MFU", "pct_peak",
                 "mem_GB", "latency_us"]
 
@@ -74,13 +76,28 @@ def _group(cases, key):
     return groups
 
 
+def _layer_title(fam, backend, dtype, extra):
+    """`GPT2Block gpt2-medium fused fp16`; other shape parameters (model:, hidden:, ...) too, so
+    two models never share a table."""
+    params = dict(extra)
+    model = params.pop("model", DEFAULT_MODEL.get(fam))
+    words = [fam] + ([model] if model else []) + [backend, dtype] + [f"{k}:{v}" for k, v in params.items()]
+    return " ".join(words)
+
+
 def layer_tables(fam, cases):
+    """The seeds' layer tables: TFLOPS with rows `fwd seq_len=S` / `fwd+bwd seq_len=S` and columns
+    `batch=B`, one table per (model, backend, dtype)."""
     tables, used = [], []
     whole = [c for c in cases if "part" not in c.params and len(c.variants) >= 3
              and {"seq", "batch"} <= c.params.keys()]
-    for (backend, dtype), cs in _group(whole, lambda c: (c.variants[0], c.variants[1])).items():
+
+    def group(c):
+        extra = tuple((k, v) for k, v in c.params.items() if k not in ("seq", "batch"))
+        return c.variants[0], c.variants[1], extra
+    for (backend, dtype, extra), cs in _group(whole, group).items():
         tables.append(pivot(
-            f"{fam} {backend} {dtype} — TFLOPS", cs,
+            f"{_layer_title(fam, backend, dtype, extra)} — TFLOPS", cs,
             lambda c: ((_key(c.params["seq"]), c.variants[2] != "fwd", c.variants[2]),
                        f"{PASS_LABEL.get(c.variants[2], c.variants[2])} seq_len={c.params['seq']}"),
             lambda c: (_key(c.params["batch"]), f"batch={c.params['batch']}"),

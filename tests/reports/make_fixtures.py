@@ -188,6 +188,32 @@ SPEEDUP_B = {
 }
 
 
+# GPT2Block (gpt2-medium, h=1024; /model:gpt2-large h=1280) TFLOPS by backend, pass, seq, batch:
+# base[pass] * backend factor * batch factor * seq factor, rounded to 0.1.
+GPT2_BASE = {"fwd": 250.0, "fwdbwd": 280.0}
+GPT2_BACKENDS = {"unfused": 0.5, "fused": 1.0, "flash": 1.1}
+GPT2_BATCH = {2: 0.5, 64: 1.0}
+GPT2_SEQ = {512: 0.9, 1024: 1.0}
+GPT2_PEER = {"torch-eager": 0.4, "torch-sdpa": 0.8}   # the peer's names for unfused / fused
+
+
+def gpt2_target(backend, p, s, b):
+    factor = {**GPT2_BACKENDS, **GPT2_PEER}[backend]
+    return round(GPT2_BASE[p] * factor * GPT2_BATCH[b] * GPT2_SEQ[s], 1)
+
+
+def gpt2_entries(backends):
+    out = []
+    for backend in backends:
+        for p in ("fwd", "fwdbwd"):
+            for s in (512, 1024):
+                for b in (2, 64):
+                    name = f"GPT2Block/{backend}/fp16/{p}/seq:{s}/batch:{b}"
+                    out += entries(0, name, "ms", ("layer", layer_flops(b, s, passes=p), b),
+                                   gpt2_target(backend, p, s, b), JITTER3, aggregates=False)
+    return out
+
+
 def doc(ctx, benchmarks):
     return {"context": ctx, "benchmarks": benchmarks}
 
@@ -238,6 +264,13 @@ def main():
                   "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
                   "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True, "error_message": msg})
     write("errors.json", doc(CTX_A, e))
+
+    # GPT-2: xfbench's three backends plus one case of another model; the peer's two backends
+    g = gpt2_entries(GPT2_BACKENDS)
+    g += entries(0, "GPT2Block/flash/fp16/fwd/seq:1024/batch:8/model:gpt2-large", "ms",
+                 ("layer", layer_flops(8, 1024, h=1280), 8), 200.0, JITTER3, aggregates=False)
+    write("gpt2_xfbench.json", doc(CTX_A, g))
+    write("gpt2_torch.json", doc(ctx_t, gpt2_entries(GPT2_PEER)))
 
     write("empty.json", doc(CTX_A, []))
     write("not_xfbench.json", {"results": [{"name": "x", "time": 1.0}]})

@@ -77,3 +77,38 @@ def test_torch_names_kept_by_default():
     md = _md("torch_peer.json")
     assert "### BertLayer torch-sdpa fp16 — TFLOPS" in md
     assert "| fwd seq_len=128 | — | 232.5 |" in md
+
+
+def test_gpt2_table_like_the_seeds():
+    md = _md("gpt2_xfbench.json")
+    # gpt2-medium (names without model:), per backend: rows pass and seq, columns batch
+    assert "### GPT2Block gpt2-medium fused fp16 — TFLOPS" in md
+    fused = md.split("### GPT2Block gpt2-medium fused fp16 — TFLOPS")[1].split("###")[0]
+    assert "|  | batch=2 | batch=64 |" in fused
+    assert "| fwd seq_len=512 | 112.5 | 225.0 |" in fused
+    assert "| fwd+bwd seq_len=512 | 126.0 | 252.0 |" in fused
+    assert "| fwd seq_len=1024 | 125.0 | 250.0 |" in fused
+    assert "| fwd+bwd seq_len=1024 | 140.0 | 280.0 |" in fused
+    assert fused.index("fwd seq_len=512") < fused.index("fwd+bwd seq_len=512") < fused.index(
+        "fwd seq_len=1024")
+    assert "### GPT2Block gpt2-medium unfused fp16 — TFLOPS" in md
+    # another model gets its own table instead of a column in gpt2-medium's
+    flash = md.split("### GPT2Block gpt2-medium flash fp16 — TFLOPS")[1].split("###")[0]
+    assert "batch=8" not in flash and "| fwd+bwd seq_len=1024 | 154.0 | 308.0 |" in flash
+    assert "### GPT2Block gpt2-large flash fp16 — TFLOPS" in md
+    assert "| fwd seq_len=1024 | 200.0 |" in md.split("gpt2-large")[1]
+
+
+def test_gpt2_table_of_the_peer():
+    md = _md("gpt2_torch.json")
+    assert "### GPT2Block gpt2-medium torch-sdpa fp16 — TFLOPS" in md
+    assert "| fwd+bwd seq_len=1024 | 112.0 | 224.0 |" in md
+    r = run_cli("-m", "reports", "compare", fixture("gpt2_torch.json"), fixture("gpt2_xfbench.json"),
+                "--format", "md")
+    assert r.returncode == 0
+    # torch-sdpa lines up with xfbench's fused, torch-eager with unfused
+    line = next(x for x in r.stdout.splitlines() if x.startswith("| GPT2Block/fused/fp16/fwd/seq:1024/batch:64 |"))
+    assert line.startswith("| GPT2Block/fused/fp16/fwd/seq:1024/batch:64 | 200.0 | 250.0 (1.25×) |")
+    assert line.endswith("| +25.0% | 0.100 |")
+    assert "| GPT2Block/unfused/fp16/fwdbwd/seq:512/batch:2 | 50.4 | 63.0 (1.25×) |" in r.stdout
+    assert "9 case(s) only in gpt2_xfbench." in r.stdout   # flash and gpt2-large: no peer
