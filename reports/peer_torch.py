@@ -49,6 +49,10 @@ LAYER_SHAPES = {"BertLayer": [(128, 128), (512, 64)], "GPT2Block": [(1024, 64), 
                 "T5Encoder": [(128, 128), (512, 64)], "T5Decoder": [(128, 128), (512, 64)]}
 SEED_SHAPES = {"BertLayer": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 32, 64, 128)],
                "GPT2Block": [(s, b) for s in (512, 1024) for b in (2, 4, 8, 16, 32, 64)]}
+# GPT-2 sizes: name -> (hidden, heads); xfbench appends /model:<name> to all but gpt2-medium.
+GPT2_MODELS = {"gpt2": (768, 12), "gpt2-medium": (1024, 16), "gpt2-large": (1280, 20),
+               "gpt2-xl": (1600, 25)}
+DEFAULT_GPT2 = "gpt2-medium"
 TRAIN_MODELS = {
     # name: (layers, hidden, heads, vocab)
     "bert-large": (24, 1024, 16, 30522),
@@ -117,7 +121,7 @@ def vector_bytes(op, n, dtype):
     return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
 
 
-def default_specs(families, layer_shapes=None, seed_shapes=False):
+def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,)):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -137,11 +141,16 @@ def default_specs(families, layer_shapes=None, seed_shapes=False):
         if fam not in families:
             continue
         shapes = layer_shapes or (seed_shapes and SEED_SHAPES.get(fam)) or LAYER_SHAPES[fam]
-        for backend in FAMILY_BACKENDS[fam]:
-            for s, b in shapes:
-                for passes in ("fwd", "fwdbwd"):
-                    out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}",
-                                    backend=backend, passes=passes, seq=s, batch=b, part=None))
+        models = gpt2_models if fam == "GPT2Block" else (None,)
+        for model in models:
+            hidden, heads = GPT2_MODELS[model] if model else (H, HEADS)
+            tag = f"/model:{model}" if model and model != DEFAULT_GPT2 else ""
+            for backend in FAMILY_BACKENDS[fam]:
+                for s, b in shapes:
+                    for passes in ("fwd", "fwdbwd"):
+                        out.append(Spec(fam, f"{fam}/{backend}/fp16/{passes}/seq:{s}/batch:{b}{tag}",
+                                        backend=backend, passes=passes, seq=s, batch=b, part=None,
+                                        hidden=hidden, heads=heads))
         if fam == "BertLayer":
             # HF BertAttention in eager mode is xfbench's unfused `attention` part; in sdpa mode it
             # is the fused one (`attention_fused`).
@@ -181,7 +190,8 @@ def counters(spec, seconds, mem_bytes=None):
         c["tokens/s"] = k["batch"] * k["seq"] / t
     else:  # layer families
         kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
-        c["TFLOPS"] = layer_flops(k["batch"], k["seq"], kind=kind, passes=k["passes"]) / t / 1e12
+        flops = layer_flops(k["batch"], k["seq"], h=k.get("hidden", H), kind=kind, passes=k["passes"])
+        c["TFLOPS"] = flops / t / 1e12
         c["samples/s"] = k["batch"] / t
     if mem_bytes is not None:
         c["mem_GB"] = mem_bytes / 1e9
@@ -387,6 +397,7 @@ def build_memcpy(torch, spec, dev):
 def build_layer(torch, spec, dev):
     k = spec.kw
     s, b, impl = k["seq"], k["batch"], LAYER_BACKENDS[k["backend"]]
+    h = k.get("hidden", H)
     dt = torch.float16
     fam = spec.family
     extra = {}
@@ -415,8 +426,8 @@ def build_layer(torch, spec, dev):
     elif fam == "GPT2Block":
         from transformers import GPT2Config
         from transformers.models.gpt2.modeling_gpt2 import GPT2Block
-        # gpt2-medium: hidden 1024, 16 heads, n_inner 4h, GELU (tanh form, "gelu_new")
-        cfg = _config(GPT2Config, impl, n_embd=H, n_head=HEADS, n_inner=FFN, n_positions=max(1024, s),
+        # gpt2-medium by default: hidden 1024, 16 heads; n_inner 4h, GELU (tanh form, "gelu_new")
+        cfg = _config(GPT2Config, impl, n_embd=h, n_head=k["heads"], n_inner=4 * h, n_positions=max(1024, s),
                       activation_function="gelu_new", resid_pdrop=DROPOUT, attn_pdrop=DROPOUT,
                       embd_pdrop=DROPOUT)
         mod = _make(GPT2Block, cfg, layer_idx=0)
@@ -434,13 +445,13 @@ def build_layer(torch, spec, dev):
         else:
             fwd = lambda m, x: _first(m(x))
     mod = mod.to(dev, dt).train()  # training mode: dropout on, as in the seeds
-    x = torch.randn(b, s, H, device=dev, dtype=dt, requires_grad=k["passes"] == "fwdbwd")
+    x = torch.randn(b, s, h, device=dev, dtype=dt, requires_grad=k["passes"] == "fwdbwd")
     if k["passes"] == "fwd":
         def run():
             with torch.no_grad():  # forward only: no autograd graph to build
                 fwd(mod, x)
         return run
-    dy = torch.randn(b, s, H, device=dev, dtype=dt)
+    dy = torch.randn(b, s, h, device=dev, dtype=dt)
 
     def run():
         fwd(mod, x).backward(dy)
@@ -662,7 +673,14 @@ def parse_args(argv=None):
     p.add_argument("--seed-shapes", action="store_true",
                    help="the seeds' whole layer tables: BertLayer seq 128,512 x batch 2..128, "
                         "GPT2Block seq 512,1024 x batch 2..64")
+    p.add_argument("--gpt2-models", default=DEFAULT_GPT2,
+                   help=f"GPT2Block models, comma-separated (default {DEFAULT_GPT2}; known: "
+                        f"{','.join(GPT2_MODELS)}); others than {DEFAULT_GPT2} are named /model:<name>")
     args = p.parse_args(argv)
+    args.gpt2_model_list = [m.strip() for m in args.gpt2_models.split(",") if m.strip()]
+    unknown = [m for m in args.gpt2_model_list if m not in GPT2_MODELS]
+    if unknown or not args.gpt2_model_list:
+        p.error(f"unknown --gpt2-models {','.join(unknown)}; known: {','.join(GPT2_MODELS)}")
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
     if bad:
@@ -696,7 +714,8 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes), args.filter)
+    specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
+                                 args.gpt2_model_list), args.filter)
     if args.list:
         for s in specs:
             print(s.gb_name)
