@@ -548,19 +548,21 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
 
     rule = steady_state.SteadyState(options)
     sampler = nvml.Sampler(device_nvml).start() if device_nvml else None
-    readings = [reading()]   # readings[i]: at the completion of window i
-    enqueue(events[0])
-    result, i = None, 0
-    while result is None:
-        enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
-        begin, end = events[i % 2]
-        end.synchronize()
-        readings.append(reading())
-        d = begin.elapsed_time(end) / 1e3
-        result = rule.add(d / batch, d)
-        i += 1
-    torch.cuda.synchronize()  # the window queued ahead is not measured
-    samples = sampler.stop() if sampler else []
+    try:
+        readings = [reading()]   # readings[i]: at the completion of window i
+        enqueue(events[0])
+        result, i = None, 0
+        while result is None:
+            enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
+            begin, end = events[i % 2]
+            end.synchronize()
+            readings.append(reading())
+            d = begin.elapsed_time(end) / 1e3
+            result = rule.add(d / batch, d)
+            i += 1
+        torch.cuda.synchronize()  # the window queued ahead is not measured
+    finally:
+        samples = sampler.stop() if sampler else []
 
     extra = steady_state.result_counters(result)
     power = steady_state.mean_power(readings, result.first, result.n_stop)

@@ -55,7 +55,8 @@ CASES = [
     ("noise_2pct", "2% noise: never within 0.5%, times out after 10 s",
      noisy(flat(1e-3), 0.02), 10, DEFAULTS, 3),
     ("linear_drift", "slow linear drift of 3%/s with 0.2% noise: the halves of S differ by "
-     "0.75% at first, less as the launch time grows; the rule stops late (~7 s)", noisy(lambda t: 1e-3 * (1 + 0.03 * t), 0.002), 10, DEFAULTS, 4),
+     "0.75% at first, less as the launch time grows; the rule stops late (~7 s)",
+     noisy(lambda t: 1e-3 * (1 + 0.03 * t), 0.002), 10, DEFAULTS, 4),
     ("step_change", "a 3% step at 0.4 s of GPU time, 0.2% noise: converges once S lies (nearly) "
      "all after it",
      noisy(lambda t: 1e-3 * (1.03 if t >= 0.4 else 1.0), 0.002), 10, DEFAULTS, 5),

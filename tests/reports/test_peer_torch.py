@@ -169,10 +169,12 @@ def test_gpt2_models_named_as_xfbench():
     specs = peer.default_specs(["GPT2Block"], gpt2_models=["gpt2-medium", "gpt2-large"])
     large = [s for s in specs if s.name.endswith("/model:gpt2-large")]
     assert len(large) == len(specs) // 2
-    sp = next(s for s in large if s.name == "GPT2Block/torch-sdpa/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-large")
+    sp = next(s for s in large
+              if s.name == "GPT2Block/torch-sdpa/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-large")
     assert (sp.kw["hidden"], sp.kw["heads"]) == (1280, 20)
     h, b, s = 1280, 64, 1024
-    assert peer.counters(sp, 0.1)["TFLOPS"] == pytest.approx(3 * (24 * b * s * h * h + 4 * b * s * s * h) / 0.1 / 1e12)
+    flops = 3 * (24 * b * s * h * h + 4 * b * s * s * h)
+    assert peer.counters(sp, 0.1)["TFLOPS"] == pytest.approx(flops / 0.1 / 1e12)
     # xfbench's name of the same case, after the backend mapping
     assert loader.map_backend(sp.name, loader.DEFAULT_BACKEND_MAP) == \
         "GPT2Block/fused/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-large"

@@ -88,6 +88,8 @@ def test_scenarios_behave_as_the_protocol_says():
     noisy = result("noise_2pct")
     assert not noisy.converged and noisy.elapsed_s >= 10.0 and noisy.cv > 0.005
     assert noisy.elapsed_s - CASES["noise_2pct"][1][noisy.n_stop - 1] * 10 < 10.0  # first past it
+    drift = result("linear_drift")
+    assert drift.elapsed_s > 5.0      # 3%/s: only once the relative drift over S has shrunk
     step = result("step_change")
     windows = CASES["step_change"][1]
     start_of = [sum(x * 10 for x in windows[:i]) for i in range(len(windows))]

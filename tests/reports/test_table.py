@@ -107,7 +107,8 @@ def test_gpt2_table_of_the_peer():
                 "--format", "md")
     assert r.returncode == 0
     # torch-sdpa lines up with xfbench's fused, torch-eager with unfused
-    line = next(x for x in r.stdout.splitlines() if x.startswith("| GPT2Block/fused/fp16/fwd/seq:1024/batch:64 |"))
+    line = next(x for x in r.stdout.splitlines()
+                if x.startswith("| GPT2Block/fused/fp16/fwd/seq:1024/batch:64 |"))
     assert line.startswith("| GPT2Block/fused/fp16/fwd/seq:1024/batch:64 | 200.0 | 250.0 (1.25×) |")
     assert line.endswith("| +25.0% | 0.100 |")
     assert "| GPT2Block/unfused/fp16/fwdbwd/seq:512/batch:2 | 50.4 | 63.0 (1.25×) |" in r.stdout
