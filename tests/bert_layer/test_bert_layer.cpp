@@ -7,48 +7,71 @@
 #include <cstring>
 #include <vector>
 
-#include "bert_init.hpp"
-#include "bert_validate.hpp"
-#include "kernels/bert_layer.hpp"
+#include "block_init.hpp"
+#include "block_validate.hpp"
+#include "kernels/transformer_block.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
 
 using namespace xfbench;
 using kernels::AttentionBackend;
-using kernels::BertConfig;
-using kernels::BertPart;
+using kernels::BlockConfig;
+using kernels::BlockPart;
 
 TEST(BertFlops, SeedsFormula) {
-  BertConfig c;  // bert-large
+  BlockConfig c;  // bert-large
   c.batch = 64, c.seq = 512;
   const double b = 64, s = 512, h = 1024;
-  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::layer),
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c, BlockPart::layer),
                    24 * b * s * h * h + 4 * b * s * s * h);
-  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::ffn), 16 * b * s * h * h);
-  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::dense), 8 * b * s * h * h);
-  EXPECT_DOUBLE_EQ(kernels::bert_forward_flops(c, BertPart::attention),
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c, BlockPart::ffn), 16 * b * s * h * h);
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c, BlockPart::dense), 8 * b * s * h * h);
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c, BlockPart::attention),
                    8 * b * s * h * h + 4 * b * s * s * h);
 }
 
-TEST(BertConfigCheck, RejectsWhatCannotBeBuilt) {
-  BertConfig c;
+TEST(BlockConfigCheck, RejectsWhatCannotBeBuilt) {
+  BlockConfig c;
   c.heads = 15;  // 1024 % 15 != 0
-  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
-  c = BertConfig{};
+  EXPECT_THROW(kernels::check_block_config(c), InvalidArgument);
+  c = BlockConfig{};
   c.hidden = 1040, c.heads = 16;  // head dim 65
-  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
-  c = BertConfig{};
+  EXPECT_THROW(kernels::check_block_config(c), InvalidArgument);
+  c = BlockConfig{};
   c.hidden = 4096, c.heads = 16, c.intermediate = 8192;  // head dim 256: not for cuDNN SDPA
-  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
   c.backend = AttentionBackend::unfused;
-  EXPECT_NO_THROW(kernels::check_bert_config(c));
-  c = BertConfig{};
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c = BlockConfig{};
   c.precision = kernels::Precision::fp32;
-  EXPECT_THROW(kernels::check_bert_config(c), InvalidArgument);
+  EXPECT_THROW(kernels::check_block_config(c), InvalidArgument);
+}
+
+// The knobs T5 will need have their place in BlockConfig but are rejected until implemented.
+TEST(BlockConfigCheck, T5KnobsAreNotImplementedYet) {
+  auto rejects = [](void (*change)(BlockConfig&)) {
+    BlockConfig c;
+    change(c);
+    try {
+      kernels::check_block_config(c);
+    } catch (const InvalidArgument& e) {
+      return e.message().find("not implemented yet") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.norm = kernels::NormKind::rmsnorm; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.activation = kernels::Activation::relu; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.linear_bias = false; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.scale_scores = false; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.gated_ffn = true; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.ffn_dropout = 0.1f; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.relative_bias = true; }));
+  EXPECT_TRUE(rejects([](BlockConfig& c) { c.cross_attention = true; }));
+  EXPECT_FALSE(rejects([](BlockConfig&) {}));
 }
 
 class BertGpu
-    : public ::testing::TestWithParam<std::tuple<BertPart, AttentionBackend, kernels::Precision>> {
+    : public ::testing::TestWithParam<std::tuple<BlockPart, AttentionBackend, kernels::Precision>> {
  protected:
   void SetUp() override {
     if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
@@ -59,25 +82,25 @@ class BertGpu
 // BERT-base-sized dims keep the float64 reference quick; the plugin validates bert-large itself.
 TEST_P(BertGpu, MatchesFloat64Reference) {
   auto [part, backend, precision] = GetParam();
-  BertConfig c;
+  BlockConfig c;
   c.hidden = 256, c.heads = 4, c.intermediate = 1024;
   c.precision = precision, c.backend = backend;
   const bool backward =
-      part == BertPart::layer || part == BertPart::ffn || part == BertPart::attention;
+      part == BlockPart::layer || part == BlockPart::ffn || part == BlockPart::attention;
   if (backend == AttentionBackend::flash && backward &&
       !kernels::FlashAttention(
            kernels::self_attention_desc(precision, 1, 1, 64, 64, kernels::QkvLayout::bshd))
            .has_backward())
     GTEST_SKIP() << "xfbench's flash attention backward needs a Hopper GPU";
   std::string worst;
-  ASSERT_NO_THROW(worst = bert::validate_bert(c, part, backward));
+  ASSERT_NO_THROW(worst = block::validate_block(c, part, backward));
   std::printf("  worst: %s\n", worst.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Parts, BertGpu,
-    ::testing::Combine(::testing::Values(BertPart::layer, BertPart::attention, BertPart::ffn,
-                                         BertPart::dense, BertPart::dense_gelu),
+    ::testing::Combine(::testing::Values(BlockPart::layer, BlockPart::attention, BlockPart::ffn,
+                                         BlockPart::dense, BlockPart::dense_gelu),
                        ::testing::Values(AttentionBackend::unfused, AttentionBackend::fused,
                                          AttentionBackend::flash),
                        ::testing::Values(kernels::Precision::fp16, kernels::Precision::bf16)));
@@ -87,10 +110,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(BertGpuWide, QkvBiasGradientThroughTheEpilogue) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   select_device(0);
-  BertConfig c;
+  BlockConfig c;
   c.hidden = 2816, c.heads = 44, c.intermediate = 512;  // 3 · 2816 = 8448 QKV columns
   std::string worst;
-  ASSERT_NO_THROW(worst = bert::validate_bert(c, BertPart::attention, true));
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::attention, true));
   std::printf("  worst: %s\n", worst.c_str());
 }
 
@@ -98,18 +121,18 @@ TEST(BertGpuWide, QkvBiasGradientThroughTheEpilogue) {
 TEST(BertGpuNegative, CorruptedWeightFailsValidation) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   select_device(0);
-  BertConfig c;
-  c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 32, c.dropout = 0.f;
+  BlockConfig c;
+  c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 32, c.set_dropout(0.f);
   Stream s;
-  kernels::BertLayer a(c), b(c);
-  bert::init_layer(a, 7, s);
-  bert::init_layer(b, 7, s);
+  kernels::TransformerBlock a(c), b(c);
+  block::init_block(a, 7, s);
+  block::init_block(b, 7, s);
   // Same seed, same output; then one changed weight changes it.
   a.forward(s);
   b.forward(s);
   std::vector<std::uint16_t> oa(a.elements("out")), ob(b.elements("out"));
   // The layer runs on a non-blocking stream: wait for it before reading back.
-  auto fetch = [&](kernels::BertLayer& l, std::vector<std::uint16_t>& v) {
+  auto fetch = [&](kernels::TransformerBlock& l, std::vector<std::uint16_t>& v) {
     s.sync();
     ASSERT_EQ(cudaMemcpy(v.data(), l.tensor("out"), v.size() * 2, cudaMemcpyDeviceToHost),
               cudaSuccess);
@@ -130,12 +153,13 @@ TEST(BertGpuDropout, MasksDependOnTheStepOnly) {
   select_device(0);
   for (AttentionBackend be :
        {AttentionBackend::unfused, AttentionBackend::fused, AttentionBackend::flash}) {
-    BertConfig c;
-    c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 64, c.dropout = 0.1f;
+    BlockConfig c;
+    c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 64,
+    c.set_dropout(0.1f);
     c.backend = be;
     Stream s;
-    kernels::BertLayer l(c);
-    bert::init_layer(l, 3, s);
+    kernels::TransformerBlock l(c);
+    block::init_block(l, 3, s);
     std::vector<std::uint16_t> first(l.elements("out")), again(first.size()), other(first.size());
     auto run = [&](std::uint64_t step, std::vector<std::uint16_t>& v) {
       l.forward(s, step);
@@ -157,16 +181,16 @@ TEST(BertGpuForwardOnly, SameOutputLessMemory) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   select_device(0);
   for (AttentionBackend be : {AttentionBackend::unfused, AttentionBackend::fused}) {
-    BertConfig c;
+    BlockConfig c;
     c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.batch = 2, c.seq = 64;
     c.backend = be;
-    c.dropout = be == AttentionBackend::unfused ? 0.1f : 0.f;  // cuDNN draws masks per graph
-    BertConfig fwd = c;
+    c.set_dropout(be == AttentionBackend::unfused ? 0.1f : 0.f);  // cuDNN draws masks per graph
+    BlockConfig fwd = c;
     fwd.backward = false;
     Stream s;
-    kernels::BertLayer train(c), infer(fwd);
-    bert::init_layer(train, 9, s);
-    bert::init_layer(infer, 9, s);
+    kernels::TransformerBlock train(c), infer(fwd);
+    block::init_block(train, 9, s);
+    block::init_block(infer, 9, s);
     EXPECT_EQ(infer.tensor("dout"), nullptr);
     EXPECT_LT(infer.device_bytes(), train.device_bytes());
     train.forward(s, 4);
@@ -200,42 +224,42 @@ TEST(BertFlash, ForwardMatchesReferenceAndUnfused) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   select_device(0);
   for (auto precision : {kernels::Precision::fp16, kernels::Precision::bf16}) {
-    for (BertPart part : {BertPart::layer, BertPart::attention}) {
-      BertConfig c;
+    for (BlockPart part : {BlockPart::layer, BlockPart::attention}) {
+      BlockConfig c;
       c.hidden = 256, c.heads = 4, c.intermediate = 1024;
       c.precision = precision, c.backend = AttentionBackend::flash, c.backward = false;
       std::string worst;
-      ASSERT_NO_THROW(worst = bert::validate_bert(c, part, false)) << kernels::to_string(part);
+      ASSERT_NO_THROW(worst = block::validate_block(c, part, false)) << kernels::to_string(part);
       std::printf("  %s %s worst: %s\n", kernels::to_string(precision), kernels::to_string(part),
                   worst.c_str());
     }
   }
-  BertConfig c;
+  BlockConfig c;
   c.hidden = 512, c.heads = 8, c.intermediate = 2048, c.batch = 2, c.seq = 128;
-  c.dropout = 0.1f, c.backward = false;
-  BertConfig u = c;
+  c.set_dropout(0.1f), c.backward = false;
+  BlockConfig u = c;
   c.backend = AttentionBackend::flash, u.backend = AttentionBackend::unfused;
   Stream s;
-  kernels::BertLayer flash(c), unfused(u);
-  bert::init_layer(flash, 5, s);
-  bert::init_layer(unfused, 5, s);
+  kernels::TransformerBlock flash(c), unfused(u);
+  block::init_block(flash, 5, s);
+  block::init_block(unfused, 5, s);
   flash.forward(s, 3);
   unfused.forward(s, 3);
-  const std::vector<double> a = bert::download(flash, "out", Dtype::fp16, s),
-                            b = bert::download(unfused, "out", Dtype::fp16, s);
+  const std::vector<double> a = block::download(flash, "out", Dtype::fp16, s),
+                            b = block::download(unfused, "out", Dtype::fp16, s);
   EXPECT_LT(compare(a, b).rel_l2_error, 2e-3);
   flash.forward(s, 4);  // another step, another mask
-  EXPECT_GT(compare(bert::download(flash, "out", Dtype::fp16, s), b).rel_l2_error, 1e-2);
+  EXPECT_GT(compare(block::download(flash, "out", Dtype::fp16, s), b).rel_l2_error, 1e-2);
 }
 
 TEST(BertFlash, RejectsWhatItCannotRun) {
-  BertConfig c;
+  BlockConfig c;
   c.backend = AttentionBackend::flash;
-  EXPECT_NO_THROW(kernels::check_bert_config(c));
+  EXPECT_NO_THROW(kernels::check_block_config(c));
   c.seq = 96;
-  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
   c.seq = 128, c.hidden = 2048;  // head dim 128
-  EXPECT_THROW(kernels::check_bert_config(c), Unsupported);
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
 }
 
 // Model dimensions that cannot be built are rejected at registration, before any GPU work.

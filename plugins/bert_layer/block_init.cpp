@@ -1,19 +1,19 @@
-#include "bert_init.hpp"
+#include "block_init.hpp"
 
 #include <cmath>
 
 #include "xfbench/xfbench.hpp"
 
-namespace xfbench::bert {
+namespace xfbench::block {
 
-void init_layer(kernels::BertLayer& layer, std::uint64_t seed, cudaStream_t stream) {
-  const kernels::BertConfig& c = layer.config();
+void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream) {
+  const kernels::BlockConfig& c = block.config();
   const Dtype t = c.precision == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
   auto fill = [&](const std::string& name, double lo, double hi) {
-    if (void* p = layer.tensor(name))
-      fill_uniform(p, layer.elements(name), t, seed++, lo, hi, stream);
+    if (void* p = block.tensor(name))
+      fill_uniform(p, block.elements(name), t, seed++, lo, hi, stream);
   };
-  for (const std::string& p : layer.parameters()) {
+  for (const std::string& p : block.parameters()) {
     if (p.rfind("ln", 0) == 0) {
       p.back() == 'w' ? fill(p, 0.9, 1.1) : fill(p, -0.1, 0.1);
     } else if (p[0] == 'b') {
@@ -28,4 +28,4 @@ void init_layer(kernels::BertLayer& layer, std::uint64_t seed, cudaStream_t stre
   fill("dout", -1.0, 1.0);
 }
 
-}  // namespace xfbench::bert
+}  // namespace xfbench::block

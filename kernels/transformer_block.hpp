@@ -1,0 +1,142 @@
+// A transformer block (one layer of BERT, GPT-2, and later T5 and the training step's models)
+// forward and backward on the kernels of this folder. Two sublayers, attention and FFN, each with a
+// residual connection and a LayerNorm, placed after the residual add (post, BERT) or before the
+// sublayer (pre, GPT-2):
+//
+//   post (HF BertLayer)                          pre (HF GPT2Block)
+//   h1  = LN1(x + drop(attn(x)))                 h1  = x + drop(attn(LN1(x)))
+//   out = LN2(h1 + drop(ffn(h1)))                out = h1 + drop(ffn(LN2(h1)))
+//
+//   attn(a) = (attention(a·Wqkvᵀ + bqkv))·Woᵀ + bo   unfused (eager), cuDNN SDPA or xfbench's
+//                                                     flash attention; causal for GPT-2
+//   ffn(a)  = gelu(a·Wiᵀ + bi)·Woutᵀ + bout           GELU erf (BERT) or tanh (GPT-2)
+//
+// Kernels: cuBLASLt GEMMs; bias + dropout + residual + LayerNorm fused forward and backward (pre:
+// the attention's residual add and LN2 are one kernel); GELU with the bias fused in; Philox
+// dropout whose masks the backward regenerates. T = batch·seq tokens, rows b-major (HF's
+// [B, S, H]). Weights are stored as nn.Linear's [out, in] (GPT-2's Conv1D stores [in, out]; the
+// FLOPs are the same). The backward computes the input gradient and every parameter gradient,
+// with the weight-gradient GEMMs on a side stream overlapping the data-gradient chain.
+//
+// A BlockPart selects a piece of a post-LN block, as the seeds time BERT's: dense (h1·Wiᵀ + bi),
+// dense_gelu, ffn (BertIntermediate + BertOutput), attention (BertAttention).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.hpp"
+#include "kernels/gelu.hpp"
+#include "kernels/gemm.hpp"
+
+namespace xfbench::kernels {
+
+enum class AttentionBackend { unfused, fused, flash };
+enum class BlockPart { layer, dense, dense_gelu, ffn, attention };
+enum class NormPlacement { post, pre };  // BERT: post; GPT-2, T5: pre
+enum class NormKind { layernorm, rmsnorm };
+enum class Activation { gelu_erf, gelu_tanh, relu };
+const char* to_string(AttentionBackend b);
+const char* to_string(BlockPart p);
+const char* to_string(NormPlacement p);
+
+struct BlockConfig {
+  // The model (defaults: HF BertLayer of bert-large, as bert_block()); `name` starts messages.
+  std::string name = "BertLayer";
+  int hidden = 1024, heads = 16, intermediate = 4096;
+  NormPlacement placement = NormPlacement::post;
+  NormKind norm = NormKind::layernorm;
+  float eps = 1e-12f;
+  Activation activation = Activation::gelu_erf;
+  bool causal = false;  // query i sees keys j <= i (GPT-2, T5 decoder self-attention)
+  // Dropout sites (training mode; a timed step keeps them on): the attention probabilities, and
+  // each sublayer's output before its residual add (BERT hidden_dropout, GPT-2 resid_pdrop).
+  float attention_dropout = 0.1f;
+  float residual_dropout = 0.1f;
+  // What T5 needs, not implemented yet (check_block_config rejects other values): RMSNorm without
+  // bias (norm), linears without biases, scores without the 1/sqrt(head dim) scale, a ReLU or gated
+  // FFN, dropout inside the FFN, a relative-position bias added to the scores, and the decoder's
+  // cross-attention sublayer.
+  bool linear_bias = true;
+  bool scale_scores = true;
+  bool gated_ffn = false;
+  float ffn_dropout = 0.f;
+  bool relative_bias = false;
+  bool cross_attention = false;
+
+  // The run.
+  int batch = 1, seq = 128;
+  Precision precision = Precision::fp16;  // fp16 or bf16
+  AttentionBackend backend = AttentionBackend::fused;
+  // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
+  // of what a backward would read is saved.
+  bool backward = true;
+
+  int tokens() const { return batch * seq; }
+  int head_dim() const { return hidden / heads; }
+  void set_dropout(float p) { attention_dropout = residual_dropout = p; }
+  std::string describe() const;
+};
+
+// HF BertLayer: post-LN, erf GELU, LayerNorm eps 1e-12 (bert-large: 1024, 16, 4096).
+BlockConfig bert_block(int hidden, int heads, int intermediate);
+// HF GPT2Block: pre-LN, causal self-attention, tanh GELU ("gelu_new"), eps 1e-5
+// (gpt2-medium: 1024, 16, 4096).
+BlockConfig gpt2_block(int hidden, int heads, int inner);
+
+// Throws InvalidArgument when the configuration cannot be built (hidden not divisible by heads,
+// widths the kernels cannot take, T5 features not implemented yet) and Unsupported when the
+// backend cannot run it here.
+void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer);
+
+// The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
+// the full s² attention even when causal; dense and dense_gelu 2·T·h·I; ffn 4·T·h·I; attention
+// 8bsh² + 4bs²h. Backward is twice forward.
+double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer);
+
+// Parameters, activations and gradients on the device, owned by the block. Every tensor is
+// `T`-typed (fp16/bf16) except LayerNorm statistics (fp32).
+class TransformerBlock {
+ public:
+  // Throws as check_block_config, and Unsupported when the device lacks memory or the flash
+  // backend has no backward here.
+  explicit TransformerBlock(const BlockConfig& config, BlockPart part = BlockPart::layer);
+  ~TransformerBlock();
+  TransformerBlock(const TransformerBlock&) = delete;
+  TransformerBlock& operator=(const TransformerBlock&) = delete;
+
+  const BlockConfig& config() const;
+  BlockPart part() const;
+
+  // Parameter names of this part ("wqkv", "bqkv", ...); fill them and "x" before the forward.
+  std::vector<std::string> parameters() const;
+
+  // One training step's dropout masks come from (seed, step); the backward reuses the forward's.
+  void forward(cudaStream_t stream, std::uint64_t step = 0);
+  // Searches the algorithms of every GEMM plan not searched yet, on this block's tensors (runs a
+  // forward and backward; synchronises). Call after filling the tensors, outside timed regions.
+  void tune(cudaStream_t stream);
+
+  // Needs the forward of the same step; reads "dout". Only the layer, ffn and attention parts.
+  void backward(cudaStream_t stream, std::uint64_t step = 0);
+
+  // Named device tensors (for validation and tests): "x", "out", "dout", "dx", and parameters
+  // "wqkv","bqkv","wo","bo","ln1_w","ln1_b","wi","bi","wout","bout","ln2_w","ln2_b" (ln1 is the
+  // attention sublayer's norm, ln2 the FFN's, in either placement), with gradients as "d<name>".
+  // Returns nullptr for a tensor the part does not have.
+  void* tensor(const std::string& name) const;
+  std::size_t elements(const std::string& name) const;
+  // Peak device bytes this block holds.
+  std::size_t device_bytes() const;
+
+  struct Impl;  // implementation detail (transformer_block.cu)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,15 @@
+// Random parameters and inputs for a transformer block: nn.Linear's uniform(±1/sqrt(fan_in))
+// weights, small biases, LayerNorm weights near 1, inputs and output gradients uniform(±1).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/transformer_block.hpp"
+
+namespace xfbench::block {
+
+void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream);
+
+}  // namespace xfbench::block

@@ -1,0 +1,36 @@
+// Validation of a transformer block configuration (BertLayer, GPT2Block): the GPU block at a small
+// batch and sequence (dropout off) against the float64 CPU reference, forward output and every
+// gradient. Shared by the block plugins (this folder's static library).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/transformer_block.hpp"
+#include "xfbench/dtype.hpp"
+
+namespace xfbench::block {
+
+// Relative L2 error limits per tensor kind, for fp16; bf16 (8x coarser mantissa) gets 6x these.
+// Measured on the H100 (BertLayer hidden 256 and 1024): fp16 at most 3e-4 in out, bf16 2.5e-3;
+// gradients lower relative to their limits. The limits leave about 10x margin.
+struct BlockTolerances {
+  double out = 3e-3;      // the block's output (values of order 1)
+  double dx = 1e-2;       // input gradient (two LayerNorm backwards, attention backward)
+  double weights = 1e-2;  // weight gradients (sums over tokens, fp32 accumulation)
+  double vectors = 1e-2;  // bias and LayerNorm parameter gradients
+};
+
+// Throws ValidationError naming the first tensor out of tolerance; returns the worst error seen
+// ("rel_l2 3.1e-3 in dwi") for the case's label. Cached per configuration: runs once per process.
+// Runs at batch 2 and seq 32 (64 for the flash backend, which takes multiples of 64).
+std::string validate_block(const kernels::BlockConfig& config, kernels::BlockPart part,
+                           bool backward);
+
+// A block tensor (fp16 or bf16 as `t`) copied to the host as doubles, after the stream's work.
+std::vector<double> download(const kernels::TransformerBlock& block, const std::string& name,
+                             Dtype t, cudaStream_t s);
+
+}  // namespace xfbench::block
