@@ -1,0 +1,115 @@
+// The GPT2Block family: HF GPT2Block (pre-LN, causal self-attention, tanh GELU "gelu_new", 4h
+// MLP, attention-probability and residual dropout 0.1 active as in training) of gpt2-medium by
+// default, forward and forward+backward, with the unfused (eager: masked softmax on the full
+// score matrix), fused (cuDNN SDPA, causal) and flash (xfbench's own kernels) backends.
+#include <string>
+#include <vector>
+
+#include "block_case.hpp"
+#include "kernels/transformer_block.hpp"
+#include "xfbench/xfbench.hpp"
+
+namespace xfbench::gpt2 {
+namespace {
+
+using block::BlockCase;
+using kernels::BlockConfig;
+
+struct Model {
+  const char* name;
+  int hidden, heads, inner;
+};
+// HF's GPT-2 sizes (n_inner unset: 4 · n_embd).
+constexpr Model kModels[] = {{"gpt2", 768, 12, 3072},
+                             {"gpt2-medium", 1024, 16, 4096},
+                             {"gpt2-large", 1280, 20, 5120},
+                             {"gpt2-xl", 1600, 25, 6400}};
+constexpr const char* kDefaultModel = "gpt2-medium";  // the seeds' GPT-2 table
+
+const Model& model_named(const std::string& name) {
+  std::string known;
+  for (const Model& m : kModels) {
+    if (name == m.name) return m;
+    known += std::string(known.empty() ? "" : ", ") + m.name;
+  }
+  XF_THROW(InvalidArgument,
+           "--xfbench_gpt2_model: unknown model '" + name + "' (known: " + known + ")");
+}
+
+// The sizes from --xfbench_gpt2_model, each overridden by --xfbench_gpt2_hidden/heads/inner (inner
+// defaults to 4 · hidden when only hidden is given), and the tag the case names carry: none for
+// gpt2-medium, "/model:<name>" for the other named sizes, "/hidden:H/heads:N/inner:I" otherwise.
+BlockConfig model_from_flags(std::string& tag) {
+  const Model& named = model_named(flag_string("gpt2_model", kDefaultModel,
+                                               "GPT2Block model: gpt2, gpt2-medium, gpt2-large, "
+                                               "gpt2-xl (custom sizes: the flags below)"));
+  const int hidden =
+      int(flag_int("gpt2_hidden", 0, "GPT2Block hidden size (0: the model's; gpt2-medium: 1024)"));
+  const int heads =
+      int(flag_int("gpt2_heads", 0, "GPT2Block attention heads (0: the model's; gpt2-medium: 16)"));
+  const int inner = int(flag_int("gpt2_inner", 0,
+                                 "GPT2Block MLP size (0: 4 x hidden if hidden "
+                                 "is given, else the model's; gpt2-medium: 4096)"));
+  BlockConfig c = kernels::gpt2_block(hidden ? hidden : named.hidden, heads ? heads : named.heads,
+                                      inner    ? inner
+                                      : hidden ? 4 * hidden
+                                               : named.inner);
+  tag = "/hidden:" + std::to_string(c.hidden) + "/heads:" + std::to_string(c.heads) +
+        "/inner:" + std::to_string(c.intermediate);
+  for (const Model& m : kModels)
+    if (c.hidden == m.hidden && c.heads == m.heads && c.intermediate == m.inner)
+      tag = m.name == std::string(kDefaultModel) ? "" : std::string("/model:") + m.name;
+  return c;
+}
+
+void register_cases() {
+  std::string model_tag;
+  BlockConfig model = model_from_flags(model_tag);
+  model.set_dropout(float(flag_int("gpt2_dropout_pct", 10,
+                                   "GPT2Block attn_pdrop and resid_pdrop in percent (training "
+                                   "mode: 10)")) /
+                    100.f);
+  const std::vector<int> seqs = block::int_list_flag(
+      "gpt2_seqs", "GPT2Block sequence lengths (default 512,1024)", {512, 1024});
+  const std::vector<int> batches = block::int_list_flag(
+      "gpt2_batches", "GPT2Block batch sizes (default 2,4,8,16,32,64)", {2, 4, 8, 16, 32, 64});
+  const std::vector<std::string> dtypes = block::choice_list_flag(
+      "gpt2_dtypes", "GPT2Block dtypes (default fp16,bf16)", {"fp16", "bf16"}, {"fp16", "bf16"});
+  const std::vector<std::string> backends = block::choice_list_flag(
+      "gpt2_backends", "GPT2Block attention backends (default unfused,fused,flash)",
+      {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
+  const bool search =
+      flag_bool("gpt2_search", true, "GPT2Block: search cuBLASLt algorithms per GEMM first");
+  kernels::check_block_config([&] {  // model dimensions alone, before any case exists
+    BlockConfig c = model;
+    c.backend = kernels::AttentionBackend::unfused;
+    return c;
+  }());
+
+  for (const std::string& d : dtypes) {
+    for (const std::string& be : backends) {
+      for (const char* pass : {"fwd", "fwdbwd"}) {
+        for (int seq : seqs) {
+          for (int batch : batches) {
+            BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd", search};
+            s.config.precision = block::precision_of(d);
+            s.config.backend = block::backend_of(be);
+            s.config.seq = seq, s.config.batch = batch;
+            block::add_block_case("GPT2Block/" + be + "/" + d + "/" + pass +
+                                      "/seq:" + std::to_string(seq) +
+                                      "/batch:" + std::to_string(batch) + model_tag,
+                                  s);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xfbench::gpt2
+
+XFBENCH_PLUGIN("gpt2_block", "1.0.0",
+               "HF GPT2Block (gpt2-medium; gpt2 to gpt2-xl) forward and backward, causal: unfused, "
+               "cuDNN fused and xfbench flash attention",
+               xfbench::gpt2::register_cases)

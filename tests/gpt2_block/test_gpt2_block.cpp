@@ -1,0 +1,318 @@
+// GPT2Block: the model preset, FLOP formula, configuration checks and flags (CPU); the GPU block
+// against the float64 reference (three backends, both dtypes, forward and every gradient), odd
+// head counts and widths, gpt2-xl, the causal mask, and dropout (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "block_init.hpp"
+#include "block_validate.hpp"
+#include "kernels/transformer_block.hpp"
+#include "test_host.hpp"
+#include "xfbench/xfbench.hpp"
+
+using namespace xfbench;
+using kernels::AttentionBackend;
+using kernels::BlockConfig;
+using kernels::BlockPart;
+using kernels::Precision;
+using kernels::TransformerBlock;
+
+namespace {
+
+constexpr AttentionBackend kBackends[] = {AttentionBackend::unfused, AttentionBackend::fused,
+                                          AttentionBackend::flash};
+
+// Whether xfbench's flash attention has a causal backward on this machine.
+bool flash_causal_backward() {
+  kernels::AttentionDesc d =
+      kernels::self_attention_desc(Precision::fp16, 1, 1, 64, 64, kernels::QkvLayout::bshd);
+  d.causal = true;
+  return kernels::FlashAttention(d).has_backward();
+}
+
+bool trainable(AttentionBackend be) {
+  return be != AttentionBackend::flash || flash_causal_backward();
+}
+
+#define SKIP_WITHOUT_GPU()                                                           \
+  do {                                                                               \
+    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
+    select_device(0);                                                                \
+  } while (0)
+
+}  // namespace
+
+TEST(Gpt2Config, PresetIsHfGpt2Block) {
+  const BlockConfig c = kernels::gpt2_block(1024, 16, 4096);
+  EXPECT_EQ(c.placement, kernels::NormPlacement::pre);
+  EXPECT_EQ(c.activation, kernels::Activation::gelu_tanh);
+  EXPECT_TRUE(c.causal);
+  EXPECT_FLOAT_EQ(c.eps, 1e-5f);
+  EXPECT_FLOAT_EQ(c.attention_dropout, 0.1f);
+  EXPECT_FLOAT_EQ(c.residual_dropout, 0.1f);
+  EXPECT_EQ(c.name, "GPT2Block");
+}
+
+// The seeds count the full s² attention although it is causal: 24·b·s·h² + 4·b·s²·h.
+TEST(Gpt2Flops, SeedsFormula) {
+  BlockConfig c = kernels::gpt2_block(1024, 16, 4096);
+  c.batch = 64, c.seq = 1024;
+  const double b = 64, s = 1024, h = 1024;
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c), 24 * b * s * h * h + 4 * b * s * s * h);
+}
+
+TEST(Gpt2Config, WhatEachBackendTakes) {
+  for (AttentionBackend be : kBackends) {  // gpt2-xl: 25 heads of 64
+    BlockConfig c = kernels::gpt2_block(1600, 25, 6400);
+    c.seq = 1024, c.backend = be;
+    EXPECT_NO_THROW(kernels::check_block_config(c)) << kernels::to_string(be);
+  }
+  BlockConfig c = kernels::gpt2_block(1200, 15, 4800);  // head dim 80
+  c.seq = 512;
+  c.backend = AttentionBackend::unfused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.backend = AttentionBackend::fused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.backend = AttentionBackend::flash;
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
+  c = kernels::gpt2_block(2048, 8, 8192);  // head dim 256
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
+  c.backend = AttentionBackend::unfused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  // A pre-LN block runs whole: BERT's parts are not its breakdown.
+  EXPECT_THROW(kernels::check_block_config(c, BlockPart::ffn), InvalidArgument);
+}
+
+// Names: gpt2-medium untagged, the other named models as /model:<name>, custom sizes spelled out;
+// dimensions that cannot be built exit 2 with the reason, before any GPU work.
+namespace {
+// The GPT2Block names a host listing printed, one per line, without Google Benchmark's suffixes
+// ("/iterations:20/manual_time").
+std::string gpt2_names(const std::string& listing) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < listing.size()) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string::npos) end = listing.size();
+    std::string line = listing.substr(at, end - at);
+    for (const char* suffix : {"/iterations:", "/repeats:", "/manual_time"})
+      line = line.substr(0, line.find(suffix));
+    if (line.rfind("GPT2Block/", 0) == 0) out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Gpt2Flags, NamesModelsAndErrors) {
+  const std::string env = "CUDA_VISIBLE_DEVICES=";
+  xftest::HostResult r =
+      xftest::run_host("--benchmark_list_tests --benchmark_filter=GPT2Block/", env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t lines = 0;
+  for (char ch : gpt2_names(r.out)) lines += ch == '\n';
+  EXPECT_EQ(lines, 2u * 3 * 2 * 2 * 6);  // dtypes, backends, passes, seqs, batches
+  for (const char* name : {"GPT2Block/unfused/fp16/fwd/seq:512/batch:2\n",
+                           "GPT2Block/fused/fp16/fwdbwd/seq:1024/batch:64\n",
+                           "GPT2Block/flash/bf16/fwd/seq:1024/batch:32\n"})
+    EXPECT_NE(gpt2_names(r.out).find(name), std::string::npos) << name << r.out;
+  r = xftest::run_host(
+      "--xfbench_gpt2_model=gpt2-xl --benchmark_list_tests "
+      "--benchmark_filter=GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(gpt2_names(r.out), "GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-xl\n");
+  r = xftest::run_host(
+      "--xfbench_gpt2_hidden=768 --xfbench_gpt2_heads=12 --xfbench_gpt2_seqs=128 "
+      "--xfbench_gpt2_batches=4 --xfbench_gpt2_dtypes=bf16 --xfbench_gpt2_backends=fused "
+      "--benchmark_list_tests --benchmark_filter=GPT2Block/",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(gpt2_names(r.out),
+            "GPT2Block/fused/bf16/fwd/seq:128/batch:4/model:gpt2\n"
+            "GPT2Block/fused/bf16/fwdbwd/seq:128/batch:4/model:gpt2\n");
+  r = xftest::run_host(
+      "--xfbench_gpt2_hidden=1200 --xfbench_gpt2_heads=15 --benchmark_list_tests "
+      "--benchmark_filter=GPT2Block/unfused/fp16/fwd/seq:512/batch:8/",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(gpt2_names(r.out),
+            "GPT2Block/unfused/fp16/fwd/seq:512/batch:8/hidden:1200/heads:15/inner:4800\n");
+
+  r = xftest::run_host("--xfbench_gpt2_heads=15 --benchmark_list_tests", env);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("hidden is not divisible by heads"), std::string::npos) << r.err;
+  r = xftest::run_host("--xfbench_gpt2_model=gpt3 --benchmark_list_tests", env);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_gpt2_model: unknown model 'gpt3'"), std::string::npos) << r.err;
+  r = xftest::run_host("--xfbench_gpt2_backends=eager --benchmark_list_tests", env);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_gpt2_backends: unknown value 'eager'"), std::string::npos)
+      << r.err;
+}
+
+class Gpt2Gpu : public ::testing::TestWithParam<std::tuple<AttentionBackend, Precision, bool>> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+// Small dims (head dim 64, so every backend takes them) keep the float64 reference quick; the
+// plugin validates each model itself before timing.
+TEST_P(Gpt2Gpu, MatchesFloat64Reference) {
+  auto [backend, precision, backward] = GetParam();
+  if (backward && !trainable(backend))
+    GTEST_SKIP() << "xfbench's flash attention has no causal backward here";
+  BlockConfig c = kernels::gpt2_block(256, 4, 1024);
+  c.precision = precision, c.backend = backend;
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, backward));
+  std::printf("  worst: %s\n", worst.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Gpt2Gpu,
+                         ::testing::Combine(::testing::ValuesIn(kBackends),
+                                            ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Bool()));
+
+// Five heads of 64 in a 320-wide block, and head dim 80 (flash takes only 64: Unsupported).
+TEST(Gpt2GpuShapes, OddHeadCountsAndWidths) {
+  SKIP_WITHOUT_GPU();
+  for (AttentionBackend be : kBackends) {
+    BlockConfig c = kernels::gpt2_block(320, 5, 1280);
+    c.backend = be;
+    std::string worst;
+    ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, trainable(be)))
+        << kernels::to_string(be);
+    std::printf("  320/5 %s: %s\n", kernels::to_string(be), worst.c_str());
+    c = kernels::gpt2_block(400, 5, 1600);
+    c.backend = be;
+    if (be == AttentionBackend::flash) {
+      EXPECT_THROW(block::validate_block(c, BlockPart::layer, false), Unsupported);
+      continue;
+    }
+    ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true))
+        << kernels::to_string(be);
+    std::printf("  400/5 %s: %s\n", kernels::to_string(be), worst.c_str());
+  }
+}
+
+// gpt2-xl's widths (1600 = 25 heads of 64, MLP 6400) in the backend whose reference is shared
+// with the unfused one, forward and every gradient.
+TEST(Gpt2GpuShapes, Gpt2XlWidths) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = kernels::gpt2_block(1600, 25, 6400);
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true));
+  std::printf("  gpt2-xl fused: %s\n", worst.c_str());
+}
+
+namespace {
+
+// Rows [from, to) of every sequence of a [batch · seq, width] tensor, flattened.
+std::vector<double> rows(const std::vector<double>& t, const BlockConfig& c, int from, int to) {
+  std::vector<double> out;
+  for (int b = 0; b < c.batch; ++b)
+    out.insert(out.end(), t.begin() + (std::size_t(b) * c.seq + from) * c.hidden,
+               t.begin() + (std::size_t(b) * c.seq + to) * c.hidden);
+  return out;
+}
+
+// New random values in rows [from, to) of every sequence of a [batch · seq, hidden] tensor.
+void refill_rows(TransformerBlock& blk, const char* name, int from, int to, std::uint64_t seed,
+                 cudaStream_t s) {
+  const BlockConfig& c = blk.config();
+  for (int b = 0; b < c.batch; ++b)
+    fill_uniform(
+        static_cast<char*>(blk.tensor(name)) + (std::size_t(b) * c.seq + from) * c.hidden * 2,
+        std::size_t(to - from) * c.hidden, Dtype::fp16, seed + b, -1.0, 1.0, s);
+}
+
+}  // namespace
+
+// Causality, exactly: new tokens after position p leave the outputs before p bit for bit
+// unchanged (masked scores give probabilities of exactly 0, and every other kernel works per
+// token); and new output gradients before p leave the input gradients from p on unchanged (out_j
+// depends on x_i only for i <= j). cuDNN's backward accumulates dQ with atomics, whose order may
+// vary, so its input gradients are compared to 1e-3 instead of bit for bit. Dropout is on.
+TEST(Gpt2GpuCausal, LaterTokensDoNotReachEarlierPositions) {
+  SKIP_WITHOUT_GPU();
+  for (AttentionBackend be : kBackends) {
+    SCOPED_TRACE(kernels::to_string(be));
+    BlockConfig c = kernels::gpt2_block(256, 4, 1024);
+    c.batch = 2, c.seq = 128, c.backend = be, c.backward = trainable(be);
+    const int p = 80;  // inside the second 64-key tile: flash's diagonal tile is partly masked
+    Stream s;
+    TransformerBlock blk(c);
+    block::init_block(blk, 21, s);
+    auto run = [&] {
+      blk.forward(s, 3);
+      if (c.backward) blk.backward(s, 3);
+      s.sync();
+    };
+    run();
+    const std::vector<double> out0 = block::download(blk, "out", Dtype::fp16, s);
+    std::vector<std::uint16_t> x0(blk.elements("x"));
+    ASSERT_EQ(cudaMemcpy(x0.data(), blk.tensor("x"), x0.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+
+    refill_rows(blk, "x", p, c.seq, 77, s);
+    run();
+    const std::vector<double> out1 = block::download(blk, "out", Dtype::fp16, s);
+    EXPECT_TRUE(rows(out1, c, 0, p) == rows(out0, c, 0, p));
+    EXPECT_GT(compare(rows(out1, c, p, c.seq), rows(out0, c, p, c.seq)).rel_l2_error, 0.1);
+    if (!c.backward) {
+      std::printf("  %s: forward only (no causal backward here)\n", kernels::to_string(be));
+      continue;
+    }
+
+    ASSERT_EQ(cudaMemcpy(blk.tensor("x"), x0.data(), x0.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    run();
+    const std::vector<double> dx0 = block::download(blk, "dx", Dtype::fp16, s);
+    refill_rows(blk, "dout", 0, p, 91, s);
+    run();
+    const std::vector<double> dx1 = block::download(blk, "dx", Dtype::fp16, s);
+    const Comparison later = compare(rows(dx1, c, p, c.seq), rows(dx0, c, p, c.seq));
+    if (be == AttentionBackend::fused)
+      EXPECT_LT(later.rel_l2_error, 1e-3) << later.describe();
+    else
+      EXPECT_TRUE(rows(dx1, c, p, c.seq) == rows(dx0, c, p, c.seq)) << later.describe();
+    EXPECT_GT(compare(rows(dx1, c, 0, p), rows(dx0, c, 0, p)).rel_l2_error, 0.1);
+    std::printf("  %s: later dx rel_l2 %.1e\n", kernels::to_string(be), later.rel_l2_error);
+  }
+}
+
+// Dropout is active in the timed cases: the same step gives the same output, a new step another;
+// and a forward-only block (no_grad) computes what a training one does.
+TEST(Gpt2GpuDropout, MasksDependOnTheStepOnly) {
+  SKIP_WITHOUT_GPU();
+  for (AttentionBackend be : kBackends) {
+    SCOPED_TRACE(kernels::to_string(be));
+    BlockConfig c = kernels::gpt2_block(256, 4, 1024);
+    c.batch = 2, c.seq = 64, c.backend = be, c.backward = trainable(be);
+    Stream s;
+    TransformerBlock blk(c);
+    block::init_block(blk, 3, s);
+    auto out = [&](std::uint64_t step) {
+      blk.forward(s, step);
+      if (c.backward) blk.backward(s, step);
+      return block::download(blk, "out", Dtype::fp16, s);
+    };
+    const std::vector<double> first = out(1);
+    EXPECT_TRUE(first == out(1));
+    EXPECT_GT(compare(out(2), first).rel_l2_error, 1e-2);
+    // cuDNN draws its masks per graph (see BertGpuForwardOnly); without a backward there is no
+    // training block to compare with.
+    if (be == AttentionBackend::fused || !c.backward) continue;
+    BlockConfig f = c;
+    f.backward = false;
+    TransformerBlock infer(f);
+    block::init_block(infer, 3, s);
+    EXPECT_LT(infer.device_bytes(), blk.device_bytes());
+    infer.forward(s, 1);
+    EXPECT_TRUE(block::download(infer, "out", Dtype::fp16, s) == first);
+  }
+}
