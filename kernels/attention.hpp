@@ -124,7 +124,8 @@ class CudnnAttention {
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
 // unfused backend (philox.hpp), so both give the same O for the same Dropout. Takes HD = 64, Sq
 // and Sk multiples of 64, the causal and padding masks in the forward, no score bias
-// (Unsupported otherwise). The backward (no masks) needs the Hopper kernels.
+// (Unsupported otherwise). The backward needs the Hopper kernels and takes the causal mask, not
+// the padding mask. With a causal mask key tiles wholly above the diagonal are skipped both ways.
 //   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
 //                      (CUDA architecture 90 is compiled as 90a for the *_sm90.cu files), else
 //                      mma.sync
@@ -143,7 +144,7 @@ class FlashAttention {
   explicit FlashAttention(const AttentionDesc& desc, FlashKernel kernel = FlashKernel::best);
   const AttentionDesc& desc() const { return desc_; }
   bool uses_wgmma() const { return wgmma_; }
-  // Whether backward() can run here (Hopper kernels, no masks).
+  // Whether backward() can run here (Hopper kernels, no padding mask).
   bool has_backward() const;
   std::size_t stats_elements() const;  // fp32 row statistics for the backward: B·NH·Sq
   std::size_t keep_bytes() const;      // dropout keep bits: B·NH·Sq·Sk/8 (0 without dropout)

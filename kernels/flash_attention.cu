@@ -5,6 +5,7 @@
 // A block of 4 warps owns 128 query rows of one (b, h), 32 per warp, so every K/V fragment read
 // from shared memory feeds two MMAs (with 16 rows per warp the loop is shared-memory bound); K/V
 // tiles are double-buffered with cp.async, and P is the A operand straight from S's registers.
+#include <algorithm>
 #include <string>
 
 #include "kernels/detail/flash.cuh"
@@ -14,16 +15,17 @@ namespace xfbench::kernels {
 namespace detail {
 namespace {
 
-constexpr int kThreads = 128;
+constexpr int kThreads = 128, kBlocksPerSm = 2;
 
 template <class T, bool Masked>
-__global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    flash_forward_kernel(FlashParams p, BlockOrder order) {
   __shared__ __align__(128) std::uint16_t sQ[kBlockM * kHD];
   __shared__ __align__(128) std::uint16_t sK[2][kBlockN * kHD];
   __shared__ __align__(128) std::uint16_t sV[2][kBlockN * kHD];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BlockTiles<kThreads> blk(p);
+  const BlockTiles<kThreads> blk(p, order);
   blk.load_q_and_keys(p, sQ, sK[0], sV[0]);
 
   std::uint32_t qf[2][4][4];  // Q as A fragments [m tile][k step]
@@ -43,6 +45,9 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
           ldmatrix_x4(qf[mt][ks],
                       sQ + swizzled(warp * 32 + mt * 16 + lane % 16, ks * 2 + lane / 16));
     }
+
+    if constexpr (Masked)
+      if (blk.above_diagonal(p, t, warp * 32 + 31)) continue;  // only other warps' rows see it
 
     // S = Q·Kᵀ: K rows are keys (n) with d (k) contiguous, i.e. the B operand's column layout.
     float s[2][8][4] = {};
@@ -86,15 +91,28 @@ __global__ void __launch_bounds__(kThreads, 2) flash_forward_kernel(FlashParams 
 
 }  // namespace
 
+BlockOrder block_order(int items, int heads, bool uneven, int blocks_per_sm) {
+  int device = 0, sms = 0;
+  if (!uneven || cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return {items, heads, 0};
+  const int wave = sms * blocks_per_sm;
+  return {items, heads, std::min(heads, (2 * wave + items - 1) / items)};
+}
+
+BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm) {
+  return block_order((p.Sq + kBlockM - 1) / kBlockM, B * p.NH, p.causal, blocks_per_sm);
+}
+
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
-  const dim3 grid((p.Sq + kBlockM - 1) / kBlockM, p.NH, B);
+  const BlockOrder order = forward_order(p, B, kBlocksPerSm);
   const bool masked = p.causal || p.kv_lens;
+  auto run = [&](auto kernel) { kernel<<<order.blocks(), kThreads, 0, stream>>>(p, order); };
   if (fp16)
-    masked ? flash_forward_kernel<__half, true><<<grid, kThreads, 0, stream>>>(p)
-           : flash_forward_kernel<__half, false><<<grid, kThreads, 0, stream>>>(p);
+    masked ? run(flash_forward_kernel<__half, true>) : run(flash_forward_kernel<__half, false>);
   else
-    masked ? flash_forward_kernel<__nv_bfloat16, true><<<grid, kThreads, 0, stream>>>(p)
-           : flash_forward_kernel<__nv_bfloat16, false><<<grid, kThreads, 0, stream>>>(p);
+    masked ? run(flash_forward_kernel<__nv_bfloat16, true>)
+           : run(flash_forward_kernel<__nv_bfloat16, false>);
 }
 
 }  // namespace detail
@@ -128,7 +146,7 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
 #endif
 }
 
-bool FlashAttention::has_backward() const { return wgmma_ && !desc_.causal && !desc_.padding_mask; }
+bool FlashAttention::has_backward() const { return wgmma_ && !desc_.padding_mask; }
 
 std::size_t FlashAttention::stats_elements() const {
   return std::size_t(desc_.B) * desc_.NH * desc_.Sq;
@@ -184,7 +202,7 @@ void FlashAttention::backward(void* dq, void* dk, void* dv, float* delta, const 
   if (!has_backward())
     XF_THROW(Unsupported,
              "xfbench's flash attention backward needs a Hopper GPU (an sm_90a "
-             "build) and no causal or padding mask");
+             "build) and no padding mask");
   if (!saved.lse || !delta || !aligned16(dout) || !aligned16(dq) || !aligned16(dk) ||
       !aligned16(dv))
     XF_THROW(InvalidArgument, "flash attention backward: missing or misaligned tensor");

@@ -7,7 +7,9 @@
 // dK and dV per 64 keys (accumulators stay in registers over all query tiles) and dQ per 64
 // queries (over all key tiles). Both recompute S and P (two more products than with fp32 dQ
 // atomics) and read the mask the forward saved (1 bit per score), or draw it from Philox again
-// when it was not saved. One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments
+// when it was not saved. With a causal mask (Sq = Sk) tiles wholly above the diagonal are
+// neither loaded nor computed, and diagonal tiles are masked as the forward masks them (the same
+// mask_tile). One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments
 // (rows are queries, as in the forward, so the mask's Philox groups are the forward's), and the
 // products over queries read P and dS back transposed from shared memory.
 #include "kernels/detail/flash.cuh"
@@ -18,7 +20,8 @@ namespace xfbench::kernels::detail {
 namespace {
 
 constexpr int kBwdThreads = 128;  // one warpgroup
-constexpr int kTile = kBlockN;    // 64 queries or keys per tile
+constexpr int kBwdBlocksPerSm = 3;
+constexpr int kTile = kBlockN;  // 64 queries or keys per tile
 constexpr int kTileElems = kTile * kHD;
 static_assert(kTile == 64, "the warpgroup's m64 tiles");
 
@@ -75,11 +78,13 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4
 }
 
 // From S and dP of (query tile, key tile t): pd <- P∘Z·r and ds <- P∘(dP∘Z·r − D) for this
-// thread's rows (row0: its first query row).
+// thread's rows (row0: its first query row). diagonal: the tile holds the causal diagonal, and the
+// scores of later keys are hidden as in the forward (P = 0, so pd = ds = 0).
 __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8][4],
                                                 const FlashBwdParams& p, int b, int h, int row0,
-                                                int t) {
+                                                int t, bool diagonal) {
   const FlashParams& f = p.f;
+  if (diagonal) mask_tile(reinterpret_cast<float(&)[1][8][4]>(s), f, b, row0, t);
   float lse[2], delta[2];
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
@@ -164,27 +169,28 @@ __device__ __forceinline__ void load_k_v(std::uint16_t* k, std::uint16_t* v,
   load_tile<kTile, kBwdThreads, true>(v, f.v + row_bytes(f.sv, b, h, row), f.sv.s, kTile);
 }
 
-// dK and dV of keys 64·kv_block ... of one (b, h).
-template <class T>
-__device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block) {
+// dK and dV of keys 64·kv_block ... of head (b, h). Causal: query tiles before the key tile see
+// none of its keys and are skipped.
+template <class T, bool Causal>
+__device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h, int kv_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
   auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
   auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
   const FlashParams& f = p.f;
-  const int n0 = kv_block * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int n0 = kv_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles = f.Sq / kTile;
+  const int first = Causal ? kv_block : 0, tiles = f.Sq / kTile;
   auto load_queries = [&](int i, int buf) {
     load_q_do(sQ(buf), sdO(buf), p, b, h, i * kTile);
     cp_async_commit();
   };
   load_k_v(sK, sV, p, b, h, n0);
-  load_queries(0, 0);
+  load_queries(first, 0);
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
-  for (int i = 0; i < tiles; ++i) {
-    const int buf = i & 1;
+  for (int i = first; i < tiles; ++i) {
+    const int buf = (i - first) & 1;
     cp_async_wait_all();
     fence_proxy_async();
     __syncthreads();  // tiles visible to wgmma; sP and sdS of tile i - 1 consumed
@@ -192,7 +198,8 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
-    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, kv_block);
+    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, kv_block,
+                    Causal && i == kv_block);
     stage_rows<T>(sP, s, 1.f, [](int r) { return r; });
     stage_rows<T>(sdS, dp, 1.f, [](int r) { return r; });
     fence_proxy_async();
@@ -220,17 +227,18 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int kv_block
   write_tile(p.dv + row_bytes(f.sv, b, h, n0), f.sv.s, sdS);
 }
 
-// dQ of queries 64·q_block ... of one (b, h).
-template <class T>
-__device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
+// dQ of queries 64·q_block ... of head (b, h). Causal: key tiles after the query tile are hidden
+// from all its rows and skipped.
+template <class T, bool Causal>
+__device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, int q_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sQ = smem, *sdO = sQ + kTileElems;
   auto sK = [&](int buf) { return sdO + (1 + buf) * kTileElems; };
   auto sV = [&](int buf) { return sdO + (3 + buf) * kTileElems; };
   const FlashParams& f = p.f;
-  const int m0 = q_block * kTile, h = blockIdx.y, b = blockIdx.z;
+  const int m0 = q_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles = f.Sk / kTile;
+  const int tiles = Causal ? q_block + 1 : f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
     load_k_v(sK(buf), sV(buf), p, b, h, j * kTile);
     cp_async_commit();
@@ -248,7 +256,7 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ, sdO, sK(buf), sV(buf));
-    probs_and_grads(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j);
+    probs_and_grads(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j, Causal && j == q_block);
     std::uint32_t da[4][1][4];
     pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
 
@@ -265,31 +273,49 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int q_block) {
 }
 #endif
 
-// One launch for both: the first kv_blocks blocks of x do dK and dV, the rest dQ, so the two
-// kinds share the GPU instead of running one after the other. Three blocks per SM (168
-// registers, a few spilled) beat two without spills: 0.88 vs 0.93 ms at s512 b64 (PERF.md).
-template <class T>
-__global__ void __launch_bounds__(kBwdThreads, 3) backward_kernel(FlashBwdParams p, int kv_blocks) {
+// One launch for both: the blocks of a head do dK and dV per key tile and dQ per query tile, so
+// the two kinds share the GPU instead of running one after the other. Without a mask, a
+// [items, NH, B] grid whose first kv_blocks items are the dK/dV blocks (b and h read from
+// blockIdx, not kept in registers: this kernel spills at three blocks per SM). Causal, a dK/dV
+// block does T − j query tiles (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so
+// BlockOrder's ranks pair them by work, heaviest first: 2n is key tile n and 2n + 1 query tile
+// T − 1 − n, both T − n tiles. Three blocks per SM (168 registers, a few spilled) beat two
+// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md).
+template <class T, bool Causal>
+__global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
+    backward_kernel(FlashBwdParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if (int(blockIdx.x) < kv_blocks)
-    dkdv_block<T>(p, blockIdx.x);
-  else
-    dq_block<T>(p, blockIdx.x - kv_blocks);
+  if constexpr (Causal) {
+    int rank, head;
+    order.locate(blockIdx.x, rank, head);
+    const int b = head / p.f.NH, h = head % p.f.NH;
+    if (rank % 2 == 0)
+      dkdv_block<T, true>(p, b, h, rank / 2);
+    else
+      dq_block<T, true>(p, b, h, p.f.Sq / kTile - 1 - rank / 2);
+  } else {
+    const int kv_blocks = p.f.Sk / kTile;
+    if (int(blockIdx.x) < kv_blocks)
+      dkdv_block<T, false>(p, blockIdx.z, blockIdx.y, blockIdx.x);
+    else
+      dq_block<T, false>(p, blockIdx.z, blockIdx.y, blockIdx.x - kv_blocks);
+  }
 #endif
 }
 
-template <class T>
+template <class T, bool Causal>
 void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
   constexpr std::size_t smem = 8 * kTileElems * 2;  // dK/dV blocks' tiles (dQ blocks use 6)
   static const bool ready = [] {
-    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T>,
+    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)ready;
-  const int kv_blocks = p.f.Sk / kTile;
-  backward_kernel<T>
-      <<<dim3(kv_blocks + p.f.Sq / kTile, p.f.NH, B), kBwdThreads, smem, stream>>>(p, kv_blocks);
+  const int items = p.f.Sk / kTile + p.f.Sq / kTile;
+  const BlockOrder order = block_order(items, B * p.f.NH, Causal, kBwdBlocksPerSm);
+  const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, p.f.NH, B);
+  backward_kernel<T, Causal><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }
 
 }  // namespace
@@ -300,9 +326,10 @@ void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) 
   delta_kernel<<<unsigned((threads + kDeltaThreads - 1) / kDeltaThreads), kDeltaThreads, 0,
                  stream>>>(p, B);
   if (p.fp16)
-    launch<__half>(p, B, stream);
+    p.f.causal ? launch<__half, true>(p, B, stream) : launch<__half, false>(p, B, stream);
   else
-    launch<__nv_bfloat16>(p, B, stream);
+    p.f.causal ? launch<__nv_bfloat16, true>(p, B, stream)
+               : launch<__nv_bfloat16, false>(p, B, stream);
 }
 
 }  // namespace xfbench::kernels::detail

@@ -15,10 +15,11 @@
 namespace xfbench::kernels::detail {
 namespace {
 
-constexpr int kWgThreads = 256;
+constexpr int kWgThreads = 256, kWgBlocksPerSm = 2;
 
 template <class T, bool Masked>
-__global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
+    flash_forward_wgmma_kernel(FlashParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) std::uint16_t smem[];  // 128-byte swizzle: 1024-byte atoms
   std::uint16_t* sQ = smem;
@@ -26,7 +27,7 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
   auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * kHD; };
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
-  const BlockTiles<kWgThreads> blk(p);
+  const BlockTiles<kWgThreads> blk(p, order);
   blk.load_q_and_keys(p, sQ, sK(0), sV(0));
 
   float o[1][8][4] = {};
@@ -41,6 +42,8 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
     fence_proxy_async();
     __syncthreads();  // tile t visible to wgmma; everyone is done with tile t - 1's buffers
     if (t + 1 < blk.tiles) blk.load_keys(p, t + 1, sK(buf ^ 1), sV(buf ^ 1));
+    if constexpr (Masked)
+      if (blk.above_diagonal(p, t, wg * 64 + 63)) continue;  // the other warpgroup's tile
     const std::uint64_t k_desc = wgmma_desc(sK(buf), 16, 1024);
     const std::uint64_t v_desc = wgmma_desc(sV(buf), 8192, 1024);
 
@@ -71,15 +74,15 @@ __global__ void __launch_bounds__(kWgThreads, 2) flash_forward_wgmma_kernel(Flas
 
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
   constexpr std::size_t smem = (kBlockM + 4 * kBlockN) * kHD * 2;  // Q, 2 K and 2 V stages
-  const dim3 grid((p.Sq + kBlockM - 1) / kBlockM, p.NH, B);
+  const BlockOrder order = forward_order(p, B, kWgBlocksPerSm);
   const bool masked = p.causal || p.kv_lens;
+  auto run = [&](auto kernel) { kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order); };
   if (fp16)
-    masked ? flash_forward_wgmma_kernel<__half, true><<<grid, kWgThreads, smem, stream>>>(p)
-           : flash_forward_wgmma_kernel<__half, false><<<grid, kWgThreads, smem, stream>>>(p);
+    masked ? run(flash_forward_wgmma_kernel<__half, true>)
+           : run(flash_forward_wgmma_kernel<__half, false>);
   else
-    masked
-        ? flash_forward_wgmma_kernel<__nv_bfloat16, true><<<grid, kWgThreads, smem, stream>>>(p)
-        : flash_forward_wgmma_kernel<__nv_bfloat16, false><<<grid, kWgThreads, smem, stream>>>(p);
+    masked ? run(flash_forward_wgmma_kernel<__nv_bfloat16, true>)
+           : run(flash_forward_wgmma_kernel<__nv_bfloat16, false>);
 }
 
 }  // namespace xfbench::kernels::detail

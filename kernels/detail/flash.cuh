@@ -330,21 +330,59 @@ __device__ __forceinline__ void mask_tile(float (&s)[MT][8][4], const FlashParam
     }
 }
 
+// The order in which blocks take their work. Blocks start in index order; a head's items
+// (blocks) are ranked heaviest first and heads are taken one after the other, so the blocks in
+// flight share the rows of a few heads through L2. Where work differs between items (causal
+// masks) the last `tail` heads are taken together instead, every head's rank r before any
+// head's r + 1, so the grid ends on light items rather than on a heavy one running on while the
+// rest of the GPU idles. (Heaviest first over all heads loses more to L2 misses than the tail
+// costs: kernels/PERF_attention.md.)
+struct BlockOrder {
+  int items;  // work items (blocks) per head
+  int heads;  // B·NH
+  int tail;   // heads of the last section, 0: none
+  // Rank of block `block` within its head and the head (b·NH + h) it works on.
+  __host__ __device__ void locate(int block, int& rank, int& head) const {
+    const int first = heads - tail;  // heads taken one after the other
+    if (block < first * items) {
+      head = block / items, rank = block % items;
+    } else {
+      const int r = block - first * items;
+      rank = r / tail, head = first + r % tail;
+    }
+  }
+  int blocks() const { return items * heads; }
+};
+// With uneven work, a tail of about two waves of blocks (blocks_per_sm of the kernel fit on each
+// of the current device's SMs): enough that its heaviest items, which start first, end before
+// the lightest; else none.
+BlockOrder block_order(int items, int heads, bool uneven, int blocks_per_sm);
+
 // A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the head's keys,
-// and the cp.async copies of its tiles into shared memory (one group per call).
+// and the cp.async copies of its tiles into shared memory (one group per call). With a causal
+// mask the blocks of a head are ranked from the last rows (the most key tiles) to the first.
 template <int Threads>
 struct BlockTiles {
   int m0, h, b, tiles;
   const char *q, *k, *v;  // the head's Q rows from m0, its first K and V rows
 
-  __device__ explicit BlockTiles(const FlashParams& p)
-      : m0(blockIdx.x * kBlockM),
-        h(blockIdx.y),
-        b(blockIdx.z),
-        tiles(key_tiles(p, m0, b)),
-        q(p.q + row_bytes(p.sq, b, h, m0)),
-        k(p.k + row_bytes(p.sk, b, h, 0)),
-        v(p.v + row_bytes(p.sv, b, h, 0)) {}
+  __device__ BlockTiles(const FlashParams& p, const BlockOrder& order) {
+    int rank, head;
+    order.locate(blockIdx.x, rank, head);
+    m0 = (p.causal ? order.items - 1 - rank : rank) * kBlockM;
+    h = head % p.NH;
+    b = head / p.NH;
+    tiles = key_tiles(p, m0, b);
+    q = p.q + row_bytes(p.sq, b, h, m0);
+    k = p.k + row_bytes(p.sk, b, h, 0);
+    v = p.v + row_bytes(p.sv, b, h, 0);
+  }
+
+  // Whether key tile t lies wholly above the causal diagonal for the block's rows up to
+  // m0 + last_row (the last tile can be, for a block's first rows): nothing to compute.
+  __device__ bool above_diagonal(const FlashParams& p, int t, int last_row) const {
+    return p.causal && t * kBlockN > m0 + last_row;
+  }
 
   // The Q rows (past Sq zero-filled) with key tile 0.
   __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
@@ -385,7 +423,8 @@ __device__ __forceinline__ void unpack8(float (&x)[8], const char* p, bool fp16)
   for (int j = 0; j < 8; ++j) x[j] = fp16 ? __half2float(u.h[j]) : __bfloat162float(u.b[j]);
 }
 
-// Launchers, one per kernel file; B: batch (the grid's z).
+// Launchers, one per kernel file; B: batch.
+BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm);  // both forwards'
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream);
