@@ -1,20 +1,24 @@
-"""The steady-state measurement protocol (DESIGN.md "Timing") in pure Python, for the PyTorch peer:
-the stopping rule, the telemetry arithmetic over exactly the measured windows, and the case label.
+"""The steady-state measurement protocol, version 2 (DESIGN.md "Timing"; the rule: version 2 of the
+protocol notes) in pure Python, for the PyTorch peer: the stopping rule, the telemetry arithmetic
+over the measured span, and the case label.
 
 xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
 tests/protocol/steady_state_cases.txt. Standard library only and no GPU, so the tests run the rule
 on synthetic timers and peer_torch.py can load this file beside itself on a GPU machine.
 
-The rule, after each completed window n (x_i = seconds per launch, d_i = the window's duration):
-S is the shortest trailing run of windows lasting >= min_time with >= min_windows windows; the
-case stops when everything before S (the warm-up) lasted >= min_warmup and S's cv (sample standard
-deviation / mean) and drift (|mean of S's last half - mean of its first half| / mean) are both
-<= max_noise; otherwise it stops as noisy once all windows together last >= timeout.
+The rule, after each completed window n (x_i = seconds per launch, d_i = the window's duration,
+E_n = all windows' duration): S is the shortest trailing run of windows lasting >= max(min_time,
+E_n / 2) with >= G = 10 windows. The case stops when everything before S (the warm-up) lasted
+>= min_warmup, the ~95% confidence half-width of S's mean from G batch means (ci) is <= max_noise
+and S's drift (|mean of its last half - mean of its first half| / mean) is <= max_noise; otherwise
+it stops as noisy once E_n >= timeout. Batch means, not the per-window cv: power-capped GPUs wander
+by 1-2% over hundreds of ms, so single windows never agree within 0.5% although the mean of a few
+seconds does; S growing with the run lets slow wander average out.
 """
 
 import math
 
-MIN_WINDOWS = 10
+GROUPS = 10        # batch means per ci; also the fewest windows S may have
 MAX_BATCH = 2000   # launches per window at most
 
 # NVML clock-event ("throttle") reason bits (nvmlClocksEventReason*), named as in the labels.
@@ -27,26 +31,27 @@ CLOCK_EVENT_REASONS = [
 
 
 class Options:
-    """The protocol's parameters (defaults as xfbench's flags); max_noise is a fraction."""
+    """The protocol's parameters (defaults as xfbench's flags); max_noise is a fraction; groups is
+    G (a constant of the protocol, a parameter only so that the fixture can state it)."""
 
-    def __init__(self, min_time=0.5, max_noise=0.005, timeout=10.0, min_warmup=0.2,
-                 min_windows=MIN_WINDOWS):
+    def __init__(self, min_time=0.5, max_noise=0.005, timeout=10.0, min_warmup=0.2, groups=GROUPS):
         self.min_time = min_time
         self.max_noise = max_noise
         self.timeout = timeout
         self.min_warmup = min_warmup
-        self.min_windows = min_windows
+        self.groups = groups
 
 
 class Result:
     """Where a case stopped: windows first+1..n_stop (1-based) are the measured run S."""
 
-    def __init__(self, n_stop, k, mean, cv, drift, warmup_s, elapsed_s, converged):
+    def __init__(self, n_stop, k, mean, cv, ci, drift, warmup_s, elapsed_s, converged):
         self.n_stop = n_stop
         self.k = k                    # measured windows
         self.first = n_stop - k       # windows before S
         self.mean = mean              # seconds per launch
-        self.cv = cv                  # fractions
+        self.cv = cv                  # fractions; cv is reported only, ci and drift decide
+        self.ci = ci
         self.drift = drift
         self.warmup_s = warmup_s
         self.elapsed_s = elapsed_s    # all windows' duration (GPU time)
@@ -62,15 +67,25 @@ def _mean(xs):
     return sum(xs) / len(xs)
 
 
-def window_stats(x, first, n):
-    """(mean, cv, drift) of x[first:n]; cv is 0 for a single window, drift 0 below two."""
+def _sample_sd(xs):
+    m = _mean(xs)
+    return math.sqrt(sum((v - m) ** 2 for v in xs) / (len(xs) - 1))
+
+
+def window_stats(x, first, n, groups=GROUPS):
+    """(mean, cv, ci, drift) of x[first:n]. ci: twice the standard error of the mean estimated from
+    min(groups, k) batch means, relative; cv and ci are 0 for a single window, drift below two."""
     s = x[first:n]
     k = len(s)
     m = _mean(s)
-    cv = math.sqrt(sum((v - m) ** 2 for v in s) / (k - 1)) / m if k > 1 and m > 0 else 0.0
+    if k < 2 or m <= 0:
+        return m, 0.0, 0.0, 0.0
+    g = min(groups, k)
+    means = [_mean(s[i * k // g:(i + 1) * k // g]) for i in range(g)]
+    ci = 2 * _sample_sd(means) / math.sqrt(g) / m
     h = k // 2
-    drift = abs(_mean(s[k - h:]) - _mean(s[:h])) / m if h > 0 and m > 0 else 0.0
-    return m, cv, drift
+    drift = abs(_mean(s[k - h:]) - _mean(s[:h])) / m
+    return m, _sample_sd(s) / m, ci, drift
 
 
 class SteadyState:
@@ -81,21 +96,25 @@ class SteadyState:
         self.x, self.d = [], []
         self.elapsed = 0.0
 
+    def target(self):
+        """The span S must last: the later half of the run, at least min_time."""
+        return max(self.o.min_time, self.elapsed / 2)
+
     def _trailing_run(self):
-        """Windows before the shortest trailing run lasting min_time with min_windows windows, or
-        None if there is none yet."""
-        n, span = len(self.d), 0.0
+        """Windows before the shortest trailing run lasting target() with >= G windows, or None if
+        there is none yet."""
+        n, span, target = len(self.d), 0.0, self.target()
         for first in range(n - 1, -1, -1):
             span += self.d[first]
-            if span >= self.o.min_time and n - first >= self.o.min_windows:
+            if span >= target and n - first >= self.o.groups:
                 return first
         return None
 
     def _result(self, first, converged):
         n = len(self.x)
-        m, cv, drift = window_stats(self.x, first, n)
+        m, cv, ci, drift = window_stats(self.x, first, n, self.o.groups)
         warmup = self.elapsed - sum(self.d[first:n])
-        return Result(n, n - first, m, cv, drift, warmup, self.elapsed, converged)
+        return Result(n, n - first, m, cv, ci, drift, warmup, self.elapsed, converged)
 
     def add(self, seconds_per_launch, window_seconds):
         self.x.append(seconds_per_launch)
@@ -105,7 +124,7 @@ class SteadyState:
         if first is not None:
             r = self._result(first, True)
             noise = self.o.max_noise
-            if r.warmup_s >= self.o.min_warmup and r.cv <= noise and r.drift <= noise:
+            if r.warmup_s >= self.o.min_warmup and r.ci <= noise and r.drift <= noise:
                 return r
         if self.elapsed >= self.o.timeout:
             return self._result(first if first is not None else 0, False)
@@ -153,11 +172,11 @@ def sample_summary(samples, t0, t1):
 
 
 def label(result, reasons=None):
-    """'noisy: cv X% drift Y% after Zs' when timed out; 'throttle: sw_power_cap 100%' for the clock-
-    event reasons active in at least 0.5% of the samples; joined by '; '."""
+    """'noisy: ci ±X.XX% drift Y.YY% after Z.Zs' when timed out; 'throttle: sw_power_cap 100%' for
+    the clock-event reasons active in at least 0.5% of the samples; joined by '; '."""
     parts = []
     if not result.converged:
-        parts.append(f"noisy: cv {100 * result.cv:.2f}% drift {100 * result.drift:.2f}%"
+        parts.append(f"noisy: ci ±{100 * result.ci:.2f}% drift {100 * result.drift:.2f}%"
                      f" after {result.elapsed_s:.1f}s")
     active = [f"{name} {100 * f:.0f}%" for name, f in (reasons or {}).items() if f >= 0.005]
     if active:
@@ -167,5 +186,5 @@ def label(result, reasons=None):
 
 def result_counters(result):
     """The protocol's per-case counters."""
-    return {"cv_pct": 100 * result.cv, "drift_pct": 100 * result.drift, "windows": result.k,
-            "warmup_s": result.warmup_s}
+    return {"cv_pct": 100 * result.cv, "ci_pct": 100 * result.ci, "drift_pct": 100 * result.drift,
+            "windows": result.k, "warmup_s": result.warmup_s}

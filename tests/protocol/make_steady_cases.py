@@ -3,9 +3,10 @@ expected outcome, shared by the C++ test of xfbench's SDK and the Python test of
 (committed; rerun only to change it).
 
 Each case is a synthetic GPU timer (a launch time that follows a curve over GPU time, with Gaussian
-noise from a fixed seed) fed window by window to reports/steady_state.py until it stops; a few
-windows after the stop are written too, so an implementation that reads past it is caught. The
-`expect` line is what the Python rule computed. A case whose outcome would change if any threshold
+noise from a fixed seed, white or AR(1)) fed window by window to reports/steady_state.py until it
+stops; a few windows after the stop are written too, so an implementation that reads past it is
+caught. The `expect` line is what the Python rule computed. A case whose outcome would change if any
+threshold (min_time, max_noise, timeout, min_warmup, and the 1/2 of the span target E_n / 2)
 moved by 1e-9 (relative) is rejected and the next seed tried, so summation order or rounding
 cannot make two correct implementations disagree.
 
@@ -14,9 +15,9 @@ cannot make two correct implementations disagree.
 
 Format (one case = four lines; numbers are shortest round-trip decimals):
   case <name>
-  params <min_time> <max_noise_fraction> <timeout> <min_warmup> <min_windows> <batch>
+  params <min_time> <max_noise_fraction> <timeout> <min_warmup> <groups G> <batch>
   windows <x1> ... <xN>          seconds per launch; d_i = x_i * batch
-  expect <n_stop> <k> <mean> <cv> <drift> <converged 0|1>
+  expect <n_stop> <k> <mean> <cv> <ci> <drift> <converged 0|1>
 """
 
 import math
@@ -33,12 +34,23 @@ from reports import steady_state as ss  # noqa: E402  (after the path set-up)
 
 FIXTURE = os.path.join(HERE, "steady_state_cases.txt")
 EXTRA_WINDOWS = 5
-DEFAULTS = (0.5, 0.005, 10.0, 0.2, 10)   # min_time, max_noise, timeout, min_warmup, min_windows
+DEFAULTS = (0.5, 0.005, 10.0, 0.2, 10)   # min_time, max_noise, timeout, min_warmup, groups
 
 
 def noisy(curve, sigma):
     """A timer: seconds per launch at GPU time t = curve(t) * (1 + sigma * N(0, 1))."""
-    return lambda t, rng: curve(t) * (1 + sigma * rng.gauss(0.0, 1.0))
+    return lambda t, dt, rng, state: curve(t) * (1 + sigma * rng.gauss(0.0, 1.0))
+
+
+def wander(curve, sigma, tau):
+    """A timer whose relative error is an AR(1) process (stationary standard deviation sigma,
+    correlation time tau seconds of GPU time): the clock of a power-capped GPU."""
+    def timer(t, dt, rng, state):
+        phi = math.exp(-dt / tau)
+        e = state.get("e", sigma * rng.gauss(0.0, 1.0))
+        state["e"] = phi * e + math.sqrt(1 - phi * phi) * sigma * rng.gauss(0.0, 1.0)
+        return curve(t) * (1 + state["e"])
+    return timer
 
 
 def flat(x):
@@ -52,47 +64,64 @@ CASES = [
     ("settling_clock", "a clock settling: +5% decaying exponentially (tau 60 ms, ~0.3 s), then "
      "stable with 0.2% noise", noisy(lambda t: 1e-3 * (1 + 0.05 * math.exp(-t / 0.06)), 0.002),
      10, DEFAULTS, 2),
-    ("noise_2pct", "2% noise: never within 0.5%, times out after 10 s",
-     noisy(flat(1e-3), 0.02), 10, DEFAULTS, 3),
-    ("linear_drift", "slow linear drift of 3%/s with 0.2% noise: the halves of S differ by "
-     "0.75% at first, less as the launch time grows; the rule stops late (~7 s)",
+    ("noise_2pct", "2% white noise: the mean of ~50 windows is known to ~0.5% (ci), so it "
+     "converges soon after S first exists", noisy(flat(1e-3), 0.02), 10, DEFAULTS, 3),
+    ("linear_drift", "slow linear drift of 3%/s with 0.2% noise: S is the later half of the run, "
+     "so its halves differ by ~0.75% per s of run: never within 0.5%, times out after 10 s",
      noisy(lambda t: 1e-3 * (1 + 0.03 * t), 0.002), 10, DEFAULTS, 4),
     ("step_change", "a 3% step at 0.4 s of GPU time, 0.2% noise: converges once S lies (nearly) "
      "all after it",
      noisy(lambda t: 1e-3 * (1.03 if t >= 0.4 else 1.0), 0.002), 10, DEFAULTS, 5),
-    ("long_launches", "batch 1 of 0.1 s launches, 0.2% noise: S needs min_windows (10), not "
+    ("long_launches", "batch 1 of 0.1 s launches, 0.2% noise: S needs G = 10 windows, not "
      "min_time", noisy(flat(0.1), 0.002), 1, DEFAULTS, 6),
     ("tiny_launches", "batch 2000 of 5 us launches (10 ms windows), 0.2% noise",
      noisy(flat(5e-6), 0.002), 2000, DEFAULTS, 7),
     ("too_few_windows", "1.5 s launches: the time-out comes after 7 windows, before S exists, "
      "so S = all windows", noisy(flat(1.5), 0.002), 1, DEFAULTS, 8),
-    ("one_window", "one 12 s launch: times out after one window (cv and drift are 0)",
+    ("one_window", "one 12 s launch: times out after one window (cv, ci and drift are 0)",
      noisy(flat(12.0), 0.002), 1, DEFAULTS, 9),
     ("no_warmup", "min_warmup 0 and min_time 0.1: stops at the first S (about 10 windows)",
      noisy(flat(1e-3), 0.002), 10, (0.1, 0.005, 10.0, 0.0, 10), 10),
+    ("power_capped", "batch 1 of 10 ms launches wandering as an AR(1) process (1.5% standard "
+     "deviation, 100 ms correlation time) around a constant mean: the per-window cv stays near 1%, "
+     "the batch-means ci comes within 0.5% long before the time-out (groups of a few windows are "
+     "shorter than the wander, so that ci is an underestimate: see the mean)",
+     wander(flat(1e-2), 0.015, 0.1), 1, DEFAULTS, 11),
+    ("slow_settling", "a clock settling over ~1 s: +10% decaying exponentially (tau 0.25 s), 0.2% "
+     "noise; without the drift check the rule would stop at window 78, with it only once the "
+     "decay is (nearly) over", noisy(lambda t: 1e-3 * (1 + 0.1 * math.exp(-t / 0.25)), 0.002),
+     10, DEFAULTS, 12),
 ]
 
 
 def simulate(timer, batch, params, seed):
     """The windows (per-launch seconds) until the rule stops plus EXTRA_WINDOWS, and the Result."""
-    rng = random.Random(seed)
+    rng, state = random.Random(seed), {}
     rule = ss.SteadyState(ss.Options(*params))
     xs, t, result = [], 0.0, None
-    while result is None:
-        x = timer(t, rng)
+    while result is None or len(xs) < result.n_stop + EXTRA_WINDOWS:
+        x = timer(t, xs[-1] * batch if xs else 0.0, rng, state)
         xs.append(x)
         d = x * batch
         t += d
-        result = rule.add(x, d)
-    for _ in range(EXTRA_WINDOWS):
-        x = timer(t, rng)
-        xs.append(x)
-        t += x * batch
+        if result is None:
+            result = rule.add(x, d)
     return xs, result
 
 
-def replay(xs, batch, params):
-    rule = ss.SteadyState(ss.Options(*params))
+class ShiftedTarget(ss.SteadyState):
+    """The rule with the span target's 1/2 moved by a factor (the robustness check only)."""
+
+    def __init__(self, options, factor):
+        super().__init__(options)
+        self.factor = factor
+
+    def target(self):
+        return max(self.o.min_time, self.elapsed / 2 * self.factor)
+
+
+def replay(xs, batch, params, half_factor=1.0):
+    rule = ShiftedTarget(ss.Options(*params), half_factor)
     for x in xs:
         r = rule.add(x, x * batch)
         if r is not None:
@@ -102,11 +131,12 @@ def replay(xs, batch, params):
 
 def robust(xs, batch, params, result):
     """True if moving any threshold by 1e-9 (relative) either way leaves n_stop and k as they are."""
-    for i in range(4):  # min_time, max_noise, timeout, min_warmup
+    for i in range(5):  # min_time, max_noise, timeout, min_warmup, the target's 1/2
         for f in (1 - 1e-9, 1 + 1e-9):
             p = list(params)
-            p[i] *= f
-            r = replay(xs, batch, p)
+            if i < 4:
+                p[i] *= f
+            r = replay(xs, batch, p, f if i == 4 else 1.0)
             if r is None or (r.n_stop, r.k) != (result.n_stop, result.k):
                 return False
     return True
@@ -122,7 +152,7 @@ def case_text(name, comment, timer, batch, params, seed):
     lines = [f"# {comment} (seed {s})", f"case {name}",
              "params " + " ".join(repr(v) for v in params) + f" {batch}",
              "windows " + " ".join(repr(x) for x in xs),
-             f"expect {r.n_stop} {r.k} {r.mean!r} {r.cv!r} {r.drift!r} {int(r.converged)}"]
+             f"expect {r.n_stop} {r.k} {r.mean!r} {r.cv!r} {r.ci!r} {r.drift!r} {int(r.converged)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -130,11 +160,12 @@ def fixture_text():
     head = ("# The steady-state stopping rule's shared cases (xfbench SDK and reports/peer_torch.py),\n"
             "# generated by tests/protocol/make_steady_cases.py. Per case:\n"
             "#   case <name>\n"
-            "#   params <min_time> <max_noise_fraction> <timeout> <min_warmup> <min_windows> <batch>\n"
-            "#   windows <x1> ... <xN>      seconds per launch; d_i = x_i * batch; N >= n_stop\n"
-            "#   expect <n_stop> <k> <mean> <cv> <drift> <converged 0|1>\n"
-            "# Implementations must reproduce n_stop and k exactly and mean, cv, drift to 1e-9\n"
-            "# relative (0 exactly where the expectation is 0).\n")
+            "#   params <min_time> <max_noise_fraction> <timeout> <min_warmup> <groups G> <batch>\n"
+            "#   windows <x1> ... <xN>      seconds per launch; d_i = x_i * batch; N > n_stop\n"
+            "#   expect <n_stop> <k> <mean> <cv> <ci> <drift> <converged 0|1>\n"
+            "# The rule is version 2 (batch-means ci, span target max(min_time, E_n / 2)).\n"
+            "# Implementations must reproduce n_stop and k exactly and mean, cv, ci, drift to\n"
+            "# 1e-9 relative (0 exactly where the expectation is 0).\n")
     return head + "".join("\n" + case_text(*c) for c in CASES)
 
 
