@@ -33,7 +33,8 @@ def read_cases(path):
         p = c["params"]
         params = (float(p[0]), float(p[1]), float(p[2]), float(p[3]), int(p[4]), int(p[5]))
         e = c["expect"]
-        expect = (int(e[0]), int(e[1]), float(e[2]), float(e[3]), float(e[4]), e[5] == "1")
+        expect = (int(e[0]), int(e[1]), float(e[2]), float(e[3]), float(e[4]), float(e[5]),
+                  e[6] == "1")
         out[name] = (params, [float(x) for x in c["windows"]], expect)
     return out
 
@@ -54,18 +55,19 @@ CASES = read_cases(FIXTURE)
 def test_fixture_has_the_agreed_scenarios():
     assert set(CASES) == {"stable", "settling_clock", "noise_2pct", "linear_drift", "step_change",
                           "long_launches", "tiny_launches", "too_few_windows", "one_window",
-                          "no_warmup"}
+                          "no_warmup", "power_capped", "slow_settling"}
     for params, windows, expect in CASES.values():
         assert len(windows) > expect[0]   # windows after the stop: reading past it must show
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rule_reproduces_fixture(name):
-    params, windows, (n_stop, k, mean, cv, drift, converged) = CASES[name]
+    params, windows, (n_stop, k, mean, cv, ci, drift, converged) = CASES[name]
     r = run_rule(params, windows)
     assert (r.n_stop, r.k, r.converged) == (n_stop, k, converged)
     assert r.mean == pytest.approx(mean, rel=1e-9, abs=0)
     assert r.cv == pytest.approx(cv, rel=1e-9, abs=0)
+    assert r.ci == pytest.approx(ci, rel=1e-9, abs=0)
     assert r.drift == pytest.approx(drift, rel=1e-9, abs=0)
 
 
@@ -76,7 +78,7 @@ def test_fixture_is_what_the_generator_writes():
 
 
 # The protocol's meaning, checked on the fixture's scenarios independently of the exact numbers.
-def test_scenarios_behave_as_the_protocol_says():
+def test_scenarios_behave_as_the_protocol_says(monkeypatch):
     def result(name):
         return run_rule(*CASES[name][:2])
 
@@ -85,55 +87,99 @@ def test_scenarios_behave_as_the_protocol_says():
     assert stable.n_stop - stable.k <= 21              # stops as soon as the warm-up allows
     settle = result("settling_clock")
     assert settle.converged and settle.warmup_s >= 0.2
-    noisy = result("noise_2pct")
-    assert not noisy.converged and noisy.elapsed_s >= 10.0 and noisy.cv > 0.005
-    assert noisy.elapsed_s - CASES["noise_2pct"][1][noisy.n_stop - 1] * 10 < 10.0  # first past it
+    white = result("noise_2pct")    # windows disagree by 2%, the mean of 50 is known to 0.5%
+    assert white.converged and white.ci <= 0.005 < white.cv and white.elapsed_s < 2.0
     drift = result("linear_drift")
-    assert drift.elapsed_s > 5.0      # 3%/s: only once the relative drift over S has shrunk
+    assert not drift.converged and drift.elapsed_s >= 10.0 and drift.drift > 0.005
+    assert drift.elapsed_s - CASES["linear_drift"][1][drift.n_stop - 1] * 10 < 10.0  # first past it
     step = result("step_change")
     windows = CASES["step_change"][1]
     start_of = [sum(x * 10 for x in windows[:i]) for i in range(len(windows))]
-    assert step.converged and start_of[step.first + 1] >= 0.4   # at most one window before the step
+    assert step.converged and start_of[step.first + 3] >= 0.4  # <= 3 windows before the step
     longl = result("long_launches")
     assert longl.converged and longl.k == 10 and longl.n_stop == 13   # 0.2 s of warm-up = 2-3 windows
     tiny = result("tiny_launches")
     assert tiny.converged and tiny.mean == pytest.approx(5e-6, rel=0.01)
-    few = result("too_few_windows")
+    few = result("too_few_windows")   # k < G: k groups of one window
     assert not few.converged and few.k == few.n_stop == 7 and few.first == 0
+    assert few.ci == pytest.approx(2 * few.cv / 7 ** 0.5, rel=1e-12)
     one = result("one_window")
-    assert (one.k, one.cv, one.drift, one.converged) == (1, 0.0, 0.0, False)
+    assert (one.k, one.cv, one.ci, one.drift, one.converged) == (1, 0.0, 0.0, 0.0, False)
+    capped = result("power_capped")   # v1 (cv <= 0.5%) would run into the time-out
+    assert capped.converged and capped.elapsed_s < 5.0 and capped.ci <= 0.005 < capped.cv
+    settling = result("slow_settling")
+    assert settling.converged and settling.drift > settling.ci
+    real_stats = ss.window_stats
+    monkeypatch.setattr(ss, "window_stats", lambda *a: real_stats(*a)[:3] + (0.0,))
+    assert result("slow_settling").n_stop < settling.n_stop - 20   # the drift check held it back
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_measured_span_is_the_shortest_later_half(name):
+    (min_time, _, _, _, groups, batch), windows, _ = CASES[name]
+    r = run_rule(*CASES[name][:2])
+    d = [x * batch for x in windows[:r.n_stop]]
+    target = max(min_time, sum(d) / 2)
+    if sum(d[r.first:]) >= target and r.k >= groups:
+        assert r.k == groups or sum(d[r.first + 1:]) < target   # one window fewer is not enough
+    else:   # no such run yet: timed out with all windows
+        assert not r.converged and r.first == 0
+    assert r.warmup_s == pytest.approx(sum(d[:r.first]), rel=1e-12, abs=1e-15)
 
 
 def test_exact_arithmetic_case():
     # Dyadic times add exactly: 2^-10 s launches, batch 8 -> 2^-7 s windows; min_time 0.5 = 64
-    # windows, min_warmup 0.2 needs 26 windows (0.203125 s) before them: stops at 90.
+    # windows (more than half the run until it lasts 1 s), min_warmup 0.2 needs 26 windows
+    # (0.203125 s) before them: stops at 90.
     rule = ss.SteadyState(ss.Options())
     results = [rule.add(2.0 ** -10, 2.0 ** -7) for _ in range(90)]
     assert results[:89] == [None] * 89
     r = results[89]
-    assert (r.n_stop, r.k, r.first, r.warmup_s, r.cv, r.drift) == (90, 64, 26, 0.203125, 0.0, 0.0)
+    assert (r.n_stop, r.k, r.first, r.warmup_s, r.cv, r.ci, r.drift) == (
+        90, 64, 26, 0.203125, 0.0, 0.0, 0.0)
+
+
+def test_span_grows_with_the_run():
+    # A 5% square wave of 64 windows (0.5 s) never settles; the run goes on and S stays its later
+    # half. Dyadic windows (2^-7 s) add exactly: the 4 s time-out comes at window 512, S = 256.
+    rule = ss.SteadyState(ss.Options(timeout=4.0))
+    r, n = None, 0
+    while r is None:
+        r = rule.add(1e-3 * (1.05 if (n // 32) % 2 else 0.95), 2.0 ** -7)
+        n += 1
+    assert (r.n_stop, r.k, r.warmup_s, r.converged) == (512, 256, 2.0, False)
 
 
 def test_statistics_by_hand():
-    x = [1.0, 2.0, 3.0, 4.0, 10.0]
-    m, cv, drift = ss.window_stats(x, 1, 5)       # windows 2..5: mean 4.75
-    assert m == 4.75
-    sd = (((2 - m) ** 2 + (3 - m) ** 2 + (4 - m) ** 2 + (10 - m) ** 2) / 3) ** 0.5
-    assert cv == pytest.approx(sd / m, rel=1e-15)
-    assert drift == pytest.approx(abs((4 + 10) / 2 - (2 + 3) / 2) / m, rel=1e-15)
-    # odd k: the middle window is in neither half
-    assert ss.window_stats([1.0, 5.0, 2.0], 0, 3)[2] == pytest.approx(abs(2.0 - 1.0) / (8 / 3))
+    x = [9.0] + [1.0, 2.0, 3.0, 4.0, 10.0, 6.0, 7.0, 8.0, 5.0, 1.0, 2.0, 9.0, 4.0]   # k = 13 after 9
+    m, cv, ci, drift = ss.window_stats(x, 1, 14)
+    s = x[1:]
+    assert m == pytest.approx(sum(s) / 13, rel=1e-15)
+    sd = (sum((v - m) ** 2 for v in s) / 12) ** 0.5
+    assert cv == pytest.approx(sd / m, rel=1e-14)
+    # G = 10 groups of 13 windows: offsets floor(g * 13 / 10) = 0 1 2 3 5 6 7 9 10 11 13
+    groups = [[1.0], [2.0], [3.0], [4.0, 10.0], [6.0], [7.0], [8.0, 5.0], [1.0], [2.0], [9.0, 4.0]]
+    mu = [sum(g) / len(g) for g in groups]
+    mu_mean = sum(mu) / 10
+    sd_mu = (sum((v - mu_mean) ** 2 for v in mu) / 9) ** 0.5
+    assert ci == pytest.approx(2 * sd_mu / 10 ** 0.5 / m, rel=1e-14)
+    assert drift == pytest.approx(abs(sum(s[7:]) / 6 - sum(s[:6]) / 6) / m, rel=1e-14)  # middle out
+    # 20 windows: groups of two; alternating windows make every group mean equal: ci 0, cv large
+    m, cv, ci, drift = ss.window_stats([1.1, 0.9] * 10, 0, 20)
+    assert ci == pytest.approx(0.0, abs=1e-15) and cv > 0.1
+    assert ss.window_stats([3.0], 0, 1) == (3.0, 0.0, 0.0, 0.0)
 
 
 def test_drift_alone_keeps_a_case_running():
-    # A ramp of 2.4%/s: over S (0.5 s) cv ~ 1.2%/sqrt(12) = 0.35% passes, drift ~ 0.6% does not.
+    # A ramp of 2.4%/s: over S (half the run) the halves' means differ by 1.2% per s of S, while
+    # the group means of a straight line spread only ~0.3 of the ramp over S.
     rule = ss.SteadyState(ss.Options(timeout=2.0))
     r, t = None, 0.0
     while r is None:
         x = 1e-3 * (1 + 0.024 * t)
         r = rule.add(x, 10 * x)
         t += 10 * x
-    assert not r.converged and r.cv <= 0.005 < r.drift
+    assert not r.converged and r.ci <= 0.005 < r.drift
 
 
 def test_timeout_counts_gpu_time_and_labels_noisy():
@@ -141,14 +187,15 @@ def test_timeout_counts_gpu_time_and_labels_noisy():
     r, n = None, 0
     while r is None:
         n += 1
-        r = rule.add(1e-3 * (1.05 if n % 2 else 0.95), 1e-2)
-    assert not r.converged and r.elapsed_s >= 1.0 and r.cv > 0.005
-    assert ss.label(r) == f"noisy: cv {100 * r.cv:.2f}% drift {100 * r.drift:.2f}% after 1.0s"
+        r = rule.add(1e-3 * (1.05 if (n // 7) % 2 else 0.95), 2.0 ** -7)
+    assert not r.converged and r.elapsed_s == 1.0 and r.ci > 0.005 and (r.n_stop, r.k) == (128, 64)
     assert ss.label(r, {"sw_power_cap": 1.0, "hw_slowdown": 0.001}) == (
         ss.label(r) + "; throttle: sw_power_cap 100%")
     c = ss.result_counters(r)
-    assert c == {"cv_pct": 100 * r.cv, "drift_pct": 100 * r.drift, "windows": 50,
-                 "warmup_s": pytest.approx(0.5)}
+    assert c == {"cv_pct": 100 * r.cv, "ci_pct": 100 * r.ci, "drift_pct": 100 * r.drift,
+                 "windows": 64, "warmup_s": 0.5}
+    by_hand = ss.Result(1003, 501, 1e-3, 0.02, 0.01234, 0.0045, 5.0, 10.04, False)
+    assert ss.label(by_hand) == "noisy: ci ±1.23% drift 0.45% after 10.0s"
 
 
 def test_batch_size():
@@ -192,6 +239,6 @@ def test_sample_summary_keeps_the_measured_span():
                         "temp_C": 65.0}
     assert reasons == {"sw_power_cap": 1.0, "sw_thermal_slowdown": 0.25}
     assert ss.sample_summary(samples, 0.2, 0.3) == ({}, {})
-    r = ss.Result(10, 10, 1e-3, 0.001, 0.001, 0.2, 0.7, True)
+    r = ss.Result(10, 10, 1e-3, 0.001, 0.001, 0.001, 0.2, 0.7, True)
     assert ss.label(r, reasons) == "throttle: sw_power_cap 100%, sw_thermal_slowdown 25%"
     assert ss.label(r) == ""
