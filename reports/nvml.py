@@ -1,10 +1,16 @@
-"""NVML through ctypes for the PyTorch peer: the total-energy counter and a 10 ms sampler of clocks,
-temperature and clock-event (throttle) reasons, as xfbench's SDK reads them. Standard library only.
+"""NVML through ctypes for the PyTorch peer: a 10 ms sampler of the total-energy counter, clocks,
+temperature, power and clock-event (throttle) reasons, as xfbench's SDK reads them. Standard library
+only.
+
+The energy counter steps only about every 100 ms and one read costs ~3 ms, so it is read here, on
+the sampler's thread, never in the timing loop; each sample reads it first and stamps its time
+right after, so the time belongs to the energy reading (steady_state.span_power uses the pair).
 
 `Nvml.open(...)` returns (Nvml, None) or (None, reason): the peer runs without telemetry when the
 driver library is missing, and says so once.
 """
 
+import collections
 import ctypes
 import threading
 import time
@@ -14,6 +20,9 @@ NVML_CLOCK_SM = 1
 NVML_CLOCK_MEM = 2
 NVML_TEMPERATURE_GPU = 0
 SAMPLE_PERIOD_S = 0.01
+
+# One sampler reading; energy_mj, reasons and power_w are None where NVML could not say.
+Sample = collections.namedtuple("Sample", "t energy_mj sm_mhz mem_mhz temp_c reasons power_w")
 
 
 class Nvml:
@@ -65,15 +74,25 @@ class Nvml:
             getattr(self.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
         return self._read(fn, ctype=ctypes.c_ulonglong) if fn else None
 
+    def power_w(self):
+        """NVML's power reading (W), or None."""
+        fn = getattr(self.lib, "nvmlDeviceGetPowerUsage", None)
+        mw = self._read(fn) if fn else None
+        return mw / 1e3 if mw is not None else None
+
     def sample(self):
-        """(host seconds, sm MHz, mem MHz, temp C, reason bits) or None if a reading failed."""
+        """A Sample, or None if a clock or the temperature could not be read. The energy counter is
+        read first and the time stamped right after it."""
+        energy = self.energy_mj()
+        t = time.perf_counter()
         sm = self._read(self.lib.nvmlDeviceGetClockInfo, ctypes.c_int(NVML_CLOCK_SM))
         mem = self._read(self.lib.nvmlDeviceGetClockInfo, ctypes.c_int(NVML_CLOCK_MEM))
         temp = self._read(self.lib.nvmlDeviceGetTemperature, ctypes.c_int(NVML_TEMPERATURE_GPU))
+        power = self.power_w()
         reasons = self.clock_event_reasons()
         if None in (sm, mem, temp):
             return None
-        return (time.perf_counter(), sm, mem, temp, reasons or 0)
+        return Sample(t, energy, sm, mem, temp, reasons or 0, power)
 
 
 class Sampler:

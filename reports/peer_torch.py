@@ -8,8 +8,8 @@ import from the `reports` package, so it can be copied to a GPU machine and run 
     python3 reports/peer_torch.py --out torch.json
 Timing follows DESIGN.md with xfbench's own protocol: by default the steady state (windows of
 back-to-back launches between CUDA events until a minimum time and a noise target are reached,
-reports/steady_state.py, with NVML energy and clocks over exactly the measured windows,
-reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up. Several repetitions, random
+reports/steady_state.py, protocol version 2, with NVML power and clocks over the measured windows
+from a 10 ms sampler, reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up. Several repetitions, random
 inputs. A case that fails becomes an entry with `error_occurred`, like xfbench's SkipWithError, and
 the run goes on. The two sibling files are loaded by path, so copy reports/ (or these three files).
 
@@ -522,9 +522,10 @@ def measure_hot(torch, fn, repetitions, min_time, warmup):
 def measure_steady(torch, fn, options, window_s, device_nvml, rates):
     """One repetition by the steady-state protocol (steady_state.py): size a batch from one timed
     launch, then windows of `batch` launches, each enqueued before the host waits on the previous
-    one so the GPU never idles, until the stopping rule says stop. Energy is read at every window's
-    completion and the 10 ms sampler runs throughout; both are kept to the measured windows.
-    rates(seconds) gives the case's TFLOPS / GB/s for its work per watt."""
+    one so the GPU never idles, until the stopping rule says stop. The loop only stamps the host
+    time of every window's completion; the 10 ms sampler (energy, clocks, reasons) runs throughout
+    and is read over the measured span afterwards. rates(seconds) gives the case's TFLOPS / GB/s for
+    its work per watt."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -543,20 +544,17 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
             fn()
         window[1].record()
 
-    def reading():
-        return time.perf_counter(), device_nvml.energy_mj() if device_nvml else None
-
     rule = steady_state.SteadyState(options)
     sampler = nvml.Sampler(device_nvml).start() if device_nvml else None
     try:
-        readings = [reading()]   # readings[i]: at the completion of window i
+        done_at = [time.perf_counter()]   # done_at[i]: host time at the completion of window i
         enqueue(events[0])
         result, i = None, 0
         while result is None:
             enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
             begin, end = events[i % 2]
             end.synchronize()
-            readings.append(reading())
+            done_at.append(time.perf_counter())
             d = begin.elapsed_time(end) / 1e3
             result = rule.add(d / batch, d)
             i += 1
@@ -565,9 +563,9 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
         samples = sampler.stop() if sampler else []
 
     extra = steady_state.result_counters(result)
-    power = steady_state.mean_power(readings, result.first, result.n_stop)
+    t0, t1 = done_at[result.first], done_at[result.n_stop]
+    power = steady_state.span_power(samples, t0, t1)
     extra.update(steady_state.energy_counters(power, result.mean, rates(result.mean)))
-    t0, t1 = readings[result.first][0], readings[result.n_stop][0]
     clocks, reasons = steady_state.sample_summary(samples, t0, t1)
     extra.update(clocks)
     return Rep(result.mean, result.k * batch, extra, steady_state.label(result, reasons))
@@ -587,16 +585,17 @@ def open_nvml(torch, device):
 
 
 def summary_line(spec, reps):
-    """The case's line on stdout: median time and rate; steady: the worst cv and drift, median power
-    and SM clock over the repetitions, and their labels."""
+    """The case's line on stdout: median time and rate; steady: the worst ci, cv and drift, median
+    power and SM clock over the repetitions, and their labels."""
     med = statistics.median(r.seconds for r in reps)
     name, value = next(iter(counters(spec, med).items()))
     line = f"{spec.gb_name:<60} {med * 1e3:10.4g} ms  {name}={value:.1f}"
 
     def values(key):
         return [r.extra[key] for r in reps if key in r.extra]
-    if values("cv_pct"):
-        line += f"  cv {max(values('cv_pct')):.2f}% drift {max(values('drift_pct')):.2f}%"
+    if values("ci_pct"):
+        line += (f"  ci ±{max(values('ci_pct')):.2f}% cv {max(values('cv_pct')):.2f}%"
+                 f" drift {max(values('drift_pct')):.2f}%")
     if values("power_W"):
         line += f"  {statistics.median(values('power_W')):.0f} W"
     if values("sm_MHz"):
@@ -658,7 +657,8 @@ def parse_args(argv=None):
                    help="steady: seconds of measured windows (default 0.5); hot: seconds per "
                         "repetition (default 0.1)")
     p.add_argument("--max-noise", type=float, default=0.5,
-                   help="steady: cv and drift limit in percent (default 0.5)")
+                   help="steady: limit in percent of the mean's ci (batch means) and of the drift "
+                        "(default 0.5)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="steady: seconds of GPU time per repetition before giving up as noisy "
                         "(default 10)")

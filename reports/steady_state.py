@@ -1,6 +1,6 @@
 """The steady-state measurement protocol, version 2 (DESIGN.md "Timing"; the rule: version 2 of the
 protocol notes) in pure Python, for the PyTorch peer: the stopping rule, the telemetry arithmetic
-over the measured span, and the case label.
+over the measured span (power from the sampler's energy steps), and the case label.
 
 xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
 tests/protocol/steady_state_cases.txt. Standard library only and no GPU, so the tests run the rule
@@ -133,13 +133,24 @@ class SteadyState:
 
 # ---- telemetry over the measured windows -----------------------------------------------------
 
-def mean_power(readings, first, n):
-    """Mean power in W over windows first+1..n from readings[i] = (host seconds, energy mJ) taken at
-    the completion of window i (readings[0]: before window 1). None without energy or time."""
-    (t0, e0), (t1, e1) = readings[first], readings[n]
-    if e0 is None or e1 is None or t1 <= t0:
-        return None
-    return (e1 - e0) / 1e3 / (t1 - t0)
+def span_power(samples, t0, t1, min_span_s=1.0):
+    """Mean power in W over the measured span [t0, t1] (host seconds at the completions of windows
+    n-k and n) from the sampler's readings (nvml.Sample: t, energy_mj, ..., power_w). NVML's energy
+    counter steps only every ~100 ms, so the power is taken between the first and the last step
+    in [min(t0, t1 - min_span_s), t1] (at least the last second); with fewer than two steps, the
+    mean of NVML's power readings in [t0, t1]; None without either."""
+    begin = min(t0, t1 - min_span_s)
+    steps, previous = [], None
+    for s in samples:
+        if s.energy_mj is None:
+            continue
+        if previous is not None and s.energy_mj > previous and begin <= s.t <= t1:
+            steps.append(s)
+        previous = s.energy_mj
+    if len(steps) >= 2 and steps[-1].t > steps[0].t:
+        return (steps[-1].energy_mj - steps[0].energy_mj) / 1e3 / (steps[-1].t - steps[0].t)
+    readings = [s.power_w for s in samples if t0 <= s.t <= t1 and s.power_w is not None]
+    return _mean(readings) if readings else None
 
 
 def energy_counters(power_w, seconds_per_launch, rates):
@@ -156,16 +167,17 @@ def energy_counters(power_w, seconds_per_launch, rates):
 
 
 def sample_summary(samples, t0, t1):
-    """Sampler readings (host seconds, sm MHz, mem MHz, temp C, reason bits) inside [t0, t1] ->
-    ({sm_MHz, mem_MHz: means, temp_C: max}, {reason: fraction of samples it was active})."""
-    inside = [s for s in samples if t0 <= s[0] <= t1]
+    """Sampler readings (nvml.Sample) inside [t0, t1] -> ({sm_MHz, mem_MHz: means, temp_C: max},
+    {reason: fraction of samples it was active})."""
+    inside = [s for s in samples if t0 <= s.t <= t1]
     if not inside:
         return {}, {}
-    counters = {"sm_MHz": _mean([s[1] for s in inside]), "mem_MHz": _mean([s[2] for s in inside]),
-                "temp_C": float(max(s[3] for s in inside))}
+    counters = {"sm_MHz": _mean([s.sm_mhz for s in inside]),
+                "mem_MHz": _mean([s.mem_mhz for s in inside]),
+                "temp_C": float(max(s.temp_c for s in inside))}
     reasons = {}
     for bit, name in CLOCK_EVENT_REASONS:
-        active = sum(1 for s in inside if s[4] & bit)
+        active = sum(1 for s in inside if s.reasons & bit)
         if active:
             reasons[name] = active / len(inside)
     return counters, reasons

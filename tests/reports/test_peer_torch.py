@@ -186,7 +186,7 @@ def test_protocol_options():
     a = peer.parse_args([])
     assert a.mode == "steady" and a.min_time == 0.5
     o = a.options
-    assert (o.min_time, o.max_noise, o.timeout, o.min_warmup, o.min_windows) == (0.5, 0.005, 10.0, 0.2, 10)
+    assert (o.min_time, o.max_noise, o.timeout, o.min_warmup, o.groups) == (0.5, 0.005, 10.0, 0.2, 10)
     a = peer.parse_args(["--mode", "hot"])
     assert a.min_time == 0.1 and a.warmup == 0.2
     a = peer.parse_args(["--min-time", "1", "--max-noise", "1", "--timeout", "20", "--min-warmup", "0",
@@ -239,18 +239,19 @@ class FakeTorch:
 
 
 class FakeNvml:
-    """700 W exactly on the host clock."""
+    """The device handed to the sampler; v2 reads no energy in the timing loop."""
 
     def __init__(self, gpu):
         self.gpu = gpu
 
     def energy_mj(self):
-        return self.gpu.host * 700e3
+        raise AssertionError("the timing loop read the energy counter")
 
 
 def fake_sampler(inside):
     """Samples every 2^-8 s of host time: SM 1980 MHz with the power cap for j in `inside`,
-    1000 MHz and idle elsewhere."""
+    1000 MHz and idle elsewhere; the energy counter steps every 32 samples (0.125 s) by 700 W's
+    worth; NVML's power reading says 650 W (used only without two steps)."""
     class Sampler:
         def __init__(self, device):
             self.device = device
@@ -260,7 +261,9 @@ def fake_sampler(inside):
 
         def stop(self):
             end = int(self.device.gpu.host * 256)
-            return [(j / 256, 1980, 2619, 61, 0x4) if j in inside else (j / 256, 1000, 2619, 70, 0x1)
+            return [peer.nvml.Sample(j / 256, 700e3 * 0.125 * (j // 32),
+                                     *((1980, 2619, 61, 0x4) if j in inside else (1000, 2619, 70, 0x1)),
+                                     650.0)
                     for j in range(end + 1)]
     return Sampler
 
@@ -277,7 +280,7 @@ def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
                               lambda t: {"TFLOPS": 1e-3 / t})
     assert rep.seconds == 2.0 ** -10 and rep.iterations == 52 * 10
     assert rep.extra["windows"] == 52 and rep.extra["warmup_s"] == 21 * 10 * 2.0 ** -10
-    assert rep.extra["cv_pct"] == 0.0 and rep.extra["drift_pct"] == 0.0
+    assert rep.extra["cv_pct"] == rep.extra["ci_pct"] == rep.extra["drift_pct"] == 0.0
     # sizing: 3 + 1 launches; then 73 windows and the one queued ahead of the last wait
     assert gpu.calls == 4 + 74 * 10
     # every window's stop event is waited on only after the next window's events are recorded
@@ -285,6 +288,7 @@ def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
     assert len(waits) == 73
     for j, pos in enumerate(waits):
         assert gpu.log[:pos].count("record") == 2 + 2 * (j + 2)
+    # power from the energy steps in the last second up to window 73 (not the 650 W readings)
     assert rep.extra["power_W"] == pytest.approx(700.0, rel=1e-12)
     assert rep.extra["J"] == pytest.approx(700.0 * 2.0 ** -10, rel=1e-12)
     assert rep.extra["TFLOPS/W"] == pytest.approx(1e-3 / 2.0 ** -10 / 700.0, rel=1e-12)
@@ -297,13 +301,13 @@ def test_steady_times_out_as_noisy_without_telemetry():
     gpu = FakeGpu(0.05)
     gpu_fn = gpu.fn
 
-    def alternating():   # +-5% launch to launch: cv ~5%, never steady
-        gpu.launch_seconds = 0.05 * (1.05 if gpu.calls % 2 else 0.95)
+    def wandering():   # +-5% for 6 launches at a time: the group means disagree, never steady
+        gpu.launch_seconds = 0.05 * (1.05 if (gpu.calls // 6) % 2 else 0.95)
         gpu_fn()
-    rep = peer.measure_steady(FakeTorch(gpu), alternating, peer.steady_state.Options(timeout=2.0),
+    rep = peer.measure_steady(FakeTorch(gpu), wandering, peer.steady_state.Options(timeout=2.0),
                               0.01, None, lambda t: {"GB/s": 1.0 / t})
-    assert rep.label.startswith("noisy: cv ") and rep.label.endswith(" after 2.0s")
-    assert rep.extra["cv_pct"] > 0.5 and "power_W" not in rep.extra and "sm_MHz" not in rep.extra
+    assert rep.label.startswith("noisy: ci ±") and rep.label.endswith(" after 2.0s")
+    assert rep.extra["ci_pct"] > 0.5 and "power_W" not in rep.extra and "sm_MHz" not in rep.extra
 
 
 def test_open_nvml_by_pci_bus_id_or_one_note(monkeypatch, capsys):
@@ -328,3 +332,27 @@ def test_real_nvml_opens_or_says_why():
         assert why and ("libnvidia-ml" in why or "nvml" in why.lower() or "NVML" in why)
     else:
         assert isinstance(dev.energy_mj(), int) and dev.sample() is not None
+
+
+def test_nvml_sample_reads_energy_first_then_the_time():
+    order = []
+
+    def reader(name, value):
+        def fn(handle, *args):
+            order.append(name)
+            args[-1]._obj.value = value   # the ctypes.byref(...) out-parameter
+            return peer.nvml.NVML_SUCCESS
+        return fn
+    lib = types.SimpleNamespace(
+        nvmlDeviceGetTotalEnergyConsumption=reader("energy", 123456),
+        nvmlDeviceGetClockInfo=reader("clock", 1980), nvmlDeviceGetTemperature=reader("temp", 61),
+        nvmlDeviceGetPowerUsage=reader("power", 693500),
+        nvmlDeviceGetCurrentClocksEventReasons=reader("reasons", 0x4))
+    real_time = peer.nvml.time
+    peer.nvml.time = types.SimpleNamespace(perf_counter=lambda: order.append("time") or 42.0)
+    try:
+        s = peer.nvml.Nvml(lib, None, "index 0").sample()
+    finally:
+        peer.nvml.time = real_time
+    assert order[:2] == ["energy", "time"]
+    assert s == peer.nvml.Sample(42.0, 123456, 1980, 1980, 61, 0x4, 693.5)

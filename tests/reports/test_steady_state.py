@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from reports import steady_state as ss
+from reports.nvml import Sample
 
 FIXTURE = os.path.join(ROOT, "tests", "protocol", "steady_state_cases.txt")
 GENERATOR = os.path.join(ROOT, "tests", "protocol", "make_steady_cases.py")
@@ -208,14 +209,32 @@ def test_batch_size():
 
 # ---- energy arithmetic -----------------------------------------------------------------------
 
-def test_mean_power_over_exactly_the_measured_windows():
-    # readings at the completion of windows 0..4 (0 = before window 1): (host s, energy mJ)
-    readings = [(10.0, 1_000_000), (10.5, 1_200_000), (11.0, 1_500_000), (11.5, 1_850_000),
-                (12.0, 2_200_000)]
-    assert ss.mean_power(readings, 2, 4) == pytest.approx((2_200_000 - 1_500_000) / 1e3 / 1.0)
-    assert ss.mean_power(readings, 0, 4) == pytest.approx(1200 / 2.0)
-    assert ss.mean_power([(1.0, None), (2.0, None)], 0, 1) is None
-    assert ss.mean_power([(1.0, 5), (1.0, 9)], 0, 1) is None
+def sample(t, energy_mj, power_w=None, sm=1980, reasons=0x4):
+    return Sample(t, energy_mj, sm, 2619, 60, reasons, power_w)
+
+
+def test_span_power_between_energy_steps():
+    # The counter steps every 0.1 s (sampled every 0.01 s): 600 W before t = 2.0, 700 W after.
+    samples, e = [], 0.0
+    for j in range(400):
+        t = j / 100
+        if j % 10 == 0 and j:
+            e += (600 if t <= 2.0 else 700) * 0.1 * 1e3
+        samples.append(sample(t, e, power_w=650.0))
+    # a 3 s span: steps at 1.0, 1.1, ..., 3.9; 1.0 s of them at 600 W, then 1.9 s at 700 W
+    assert ss.span_power(samples, 1.0, 3.99) == pytest.approx((600 * 1.0 + 700 * 1.9) / 2.9)
+    # a 0.5 s span at 700 W: widened to the last second, still all after the change
+    assert ss.span_power(samples, 3.4, 3.9) == pytest.approx(700.0)
+    # a 0.3 s span just after the change: the last second reaches back into the 600 W part
+    assert ss.span_power(samples, 2.2, 2.5) == pytest.approx((600 * 0.5 + 700 * 0.5) / 1.0)
+    # the first sample is no step (nothing before it), nor is a repeated value
+    assert ss.span_power(samples[:15], 0.0, 0.14) == 650.0
+    # fewer than two steps: the mean of NVML's power readings inside [t0, t1] only
+    flat = [sample(0.0, 5.0, 100.0), sample(0.5, 5.0, 300.0), sample(0.6, 5.0, 500.0),
+            sample(0.7, 9.0, 700.0), sample(0.9, 9.0, 900.0)]
+    assert ss.span_power(flat, 0.5, 0.7) == pytest.approx(500.0)
+    assert ss.span_power([sample(0.0, None), sample(0.1, None)], 0.0, 0.1) is None
+    assert ss.span_power([], 0.0, 1.0) is None
 
 
 def test_energy_counters():
@@ -230,10 +249,11 @@ def test_energy_counters():
 
 
 def test_sample_summary_keeps_the_measured_span():
-    samples = [(0.00, 1000, 2600, 40, 0x0),    # before the span: ignored
-               (0.10, 1980, 2619, 60, 0x4), (0.11, 1800, 2619, 65, 0x4 | 0x20),
-               (0.12, 1700, 2619, 62, 0x4), (0.13, 1760, 2619, 61, 0x4),
-               (0.50, 500, 1000, 90, 0x40)]    # after: ignored
+    samples = [Sample(*s[:1], 0, *s[1:], None) for s in [
+        (0.00, 1000, 2600, 40, 0x0),    # before the span: ignored
+        (0.10, 1980, 2619, 60, 0x4), (0.11, 1800, 2619, 65, 0x4 | 0x20),
+        (0.12, 1700, 2619, 62, 0x4), (0.13, 1760, 2619, 61, 0x4),
+        (0.50, 500, 1000, 90, 0x40)]]    # after: ignored
     counters, reasons = ss.sample_summary(samples, 0.10, 0.13)
     assert counters == {"sm_MHz": pytest.approx(1810.0), "mem_MHz": pytest.approx(2619.0),
                         "temp_C": 65.0}
