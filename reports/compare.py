@@ -118,17 +118,25 @@ def _spread(case):
     return float(cv) if isinstance(cv, (int, float)) and case.aggs["cv"].get("repetitions", 0) >= 2 else None
 
 
+def run_noise(case):
+    """Relative noise of one run of a case, or None when unknown: the cv of its repetitions when it
+    has two or more; else, for one steady-state repetition, ci_pct / 2 (the standard error of its
+    mean, from batch means) when the run has it, else its cv_pct (runs before protocol v2)."""
+    spread = _spread(case)
+    if spread is not None:
+        return spread
+    ci = case.value("ci_pct")
+    if ci is not None:
+        return ci / 2 / 100
+    cv = case.value("cv_pct")
+    return cv / 100 if cv is not None else None
+
+
 def combined_noise(a, b):
-    """Relative noise of comparing case a with case b, or None when unknown: sqrt(cv_a^2 + cv_b^2),
-    each cv from the spread of the repetitions when both runs have them, else from the cv_pct
-    counter (the steady-state protocol's noise of one repetition) of both."""
-    ca, cb = _spread(a), _spread(b)
-    if ca is None or cb is None:
-        ca, cb = a.value("cv_pct"), b.value("cv_pct")
-        if ca is None or cb is None:
-            return None
-        ca, cb = ca / 100, cb / 100
-    return math.hypot(ca, cb)
+    """Relative noise of comparing case a with case b: sqrt(noise_a^2 + noise_b^2), or None when
+    either is unknown."""
+    na, nb = run_noise(a), run_noise(b)
+    return None if na is None or nb is None else math.hypot(na, nb)
 
 
 def within_noise(speedup, noise):
@@ -267,8 +275,8 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
         t.notes.append(f"change: speedup of {', '.join(sorted({headline(c) for c in cases_by_run[0] if c}) or ['time'])}"
                        f" vs {base.label}; p: Mann-Whitney U on per-repetition times"
                        f" (▲/▼ significant at alpha={alpha}); n/a: fewer than 2 repetitions;"
-                       " within noise: |change| < sqrt(cv² + cv²) of the two runs (repetitions,"
-                       " else cv_pct).")
+                       " within noise: |change| < sqrt(a² + b²), a and b each run's noise (cv of"
+                       " its repetitions, else ci_pct/2, else cv_pct).")
         res.tables.append(t)
     return res
 

@@ -155,14 +155,17 @@ def test_within_noise_from_the_repetitions_spread():
     assert compare.slower_than(res, 0.1)[0][1] == "Matmul/fp32/NN/m:2048/n:2048/k:2048"
 
 
-def _one_rep_run(path, seconds, cv_pct):
-    """A run of one case, one repetition (the protocol's cv_pct counter only)."""
-    e = {"name": "Matmul/bf16/NN/m:4096/n:4096/k:4096/manual_time", "run_type": "iteration",
-         "repetitions": 1, "repetition_index": 0, "iterations": 100, "real_time": seconds * 1e3,
-         "cpu_time": seconds * 1e3, "time_unit": "ms", "TFLOPS": 2 * 4096 ** 3 / seconds / 1e12}
-    if cv_pct is not None:
-        e["cv_pct"] = cv_pct
-    path.write_text(json.dumps({"context": {}, "benchmarks": [e]}))
+def _steady_run(path, seconds, **counters):
+    """A run of one case, one repetition per time in `seconds`, with the protocol's counters
+    (cv_pct, ci_pct) on each."""
+    seconds = seconds if isinstance(seconds, list) else [seconds]
+    entries = [{"name": "Matmul/bf16/NN/m:4096/n:4096/k:4096/manual_time", "run_type": "iteration",
+                "repetitions": len(seconds), "repetition_index": i, "iterations": 100,
+                "real_time": t * 1e3, "cpu_time": t * 1e3, "time_unit": "ms",
+                "TFLOPS": 2 * 4096 ** 3 / t / 1e12,
+                **{k: v for k, v in counters.items() if v is not None}}
+               for i, t in enumerate(seconds)]
+    path.write_text(json.dumps({"context": {}, "benchmarks": entries}))
     return str(path)
 
 
@@ -173,10 +176,34 @@ def _one_rep_run(path, seconds, cv_pct):
     (0.995e-3, 0.3, None, "+0.5%"),                  # one run without cv_pct: no judgement
 ])
 def test_within_noise_from_cv_pct(tmp_path, new_seconds, cv_a, cv_b, cell):
-    a = _one_rep_run(tmp_path / "a.json", 1e-3, cv_a)
-    b = _one_rep_run(tmp_path / "b.json", new_seconds, cv_b)
+    # runs before protocol v2: one repetition, cv_pct only
+    a = _steady_run(tmp_path / "a.json", 1e-3, cv_pct=cv_a)
+    b = _steady_run(tmp_path / "b.json", new_seconds, cv_pct=cv_b)
     res = compare.compare(loader.load_all([a, b]))
     assert res.tables[0].rows[0][-2] == cell
+
+
+@pytest.mark.parametrize("new_seconds,ci_b,cv_b,cell", [
+    # ci_pct / 2 is each run's noise, not the (larger) per-window cv: sqrt(0.6² + 0.8²) = 1%
+    (0.9905e-3, 1.6, 1.0, "within noise (+1.0%)"),   # +0.96% < 1%
+    (0.99e-3, 1.6, 1.0, "+1.0%"),                    # +1.01% > 1% (with the cvs: 1.4%, within)
+    (0.99e-3, None, 0.8, "+1.0%"),                   # a v1 run against a v2 one: its cv_pct
+    (0.9905e-3, None, 0.8, "within noise (+1.0%)"),
+])
+def test_within_noise_from_ci_pct(tmp_path, new_seconds, ci_b, cv_b, cell):
+    a = _steady_run(tmp_path / "a.json", 1e-3, cv_pct=1.0, ci_pct=1.2)
+    b = _steady_run(tmp_path / "b.json", new_seconds, cv_pct=cv_b, ci_pct=ci_b)
+    res = compare.compare(loader.load_all([a, b]))
+    assert res.tables[0].rows[0][-2] == cell
+
+
+def test_each_run_has_its_own_noise(tmp_path):
+    # run a: two repetitions (their cv, ~0.707%; their ci_pct is ignored); run b: one, ci_pct 1.414
+    a = _steady_run(tmp_path / "a.json", [0.995e-3, 1.005e-3], cv_pct=3.0, ci_pct=3.0)
+    b = _steady_run(tmp_path / "b.json", 0.999e-3, cv_pct=3.0, ci_pct=2 * 0.5 ** 0.5)
+    res = compare.compare(loader.load_all([a, b]))
+    noise = res.changes[0][-1]
+    assert noise == pytest.approx(math.hypot(_cv([0.995, 1.005]), 0.5 ** 0.5 / 100), rel=1e-9)
 
 
 def test_within_noise_from_aggregates_only(tmp_path):
