@@ -49,12 +49,21 @@ void register_cases() {
     return c;
   }());
 
+  // The default suite: the seeds' headline shapes (seq 512 batch 64, seq 128 batch 128) and the
+  // parts in fp16; every case when seqs, batches or dtypes are given by flag.
+  const bool all_core = block::flag_given("bert_seqs") || block::flag_given("bert_batches") ||
+                        block::flag_given("bert_dtypes");
+  auto suite = [&](const std::string& d, int seq, int batch) {
+    const bool headline = (seq == 512 && batch == 64) || (seq == 128 && batch == 128);
+    return all_core || (d == "fp16" && headline) ? Suite::core : Suite::extended;
+  };
   for (const std::string& d : dtypes) {
     for (const std::string& be : backends) {
       for (const char* pass : {"fwd", "fwdbwd"}) {
         for (int seq : seqs) {
           for (int batch : batches) {
-            BlockCase s{model, BlockPart::layer, std::string(pass) == "fwdbwd", search};
+            BlockCase s{model, BlockPart::layer, std::string(pass) == "fwdbwd", search,
+                        suite(d, seq, batch)};
             s.config.precision = block::precision_of(d);
             s.config.backend = block::backend_of(be);
             s.config.seq = seq, s.config.batch = batch;
@@ -71,7 +80,8 @@ void register_cases() {
          {BlockPart::dense, BlockPart::dense_gelu, BlockPart::ffn, BlockPart::attention}) {
       for (const std::string& be : backends) {
         if (part != BlockPart::attention && be != backends.front()) continue;
-        BlockCase s{model, part, false, search};
+        BlockCase s{model, part, false, search,
+                    all_core || d == "fp16" ? Suite::core : Suite::extended};
         s.config.precision = block::precision_of(d);
         s.config.backend = block::backend_of(be);
         s.config.seq = 128, s.config.batch = 64;

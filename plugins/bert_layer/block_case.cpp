@@ -18,7 +18,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
   if (!spec.unsupported.empty()) XF_THROW(Unsupported, spec.unsupported);
   const BlockCase& bc = spec.c;
   if (should_validate())
-    state.SetLabel("validated: " + validate_block(bc.config, bc.part, bc.backward));
+    add_label(state, "validated: " + validate_block(bc.config, bc.part, bc.backward));
   Stream stream;
   kernels::TransformerBlock block(bc.config, bc.part);
   init_block(block, 42, stream);
@@ -47,8 +47,11 @@ void add_block_case(const std::string& name, const BlockCase& c) {
   } catch (const Unsupported& e) {
     spec.unsupported = e.message();
   }
-  add_case(name, [spec](benchmark::State& s) { run_case(s, spec); });
+  add_case(
+      name, [spec](benchmark::State& s) { run_case(s, spec); }, Needs::gpu, c.suite);
 }
+
+bool flag_given(const char* flag) { return !flag_list(flag, "").empty(); }
 
 std::vector<int> int_list_flag(const char* flag, const std::string& help,
                                std::vector<int> fallback) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/transformer_block.hpp"
+#include "xfbench/case.hpp"
 
 namespace xfbench::block {
 
@@ -14,6 +15,7 @@ struct BlockCase {
   kernels::BlockPart part = kernels::BlockPart::layer;
   bool backward = false;  // forward + backward (input and every parameter gradient)
   bool search = true;     // time cuBLASLt's top algorithms for each GEMM first
+  Suite suite = Suite::core;
 };
 
 // Adds case `name`. The configuration is checked now: InvalidArgument propagates (the host exits
@@ -22,6 +24,10 @@ struct BlockCase {
 // counters: TFLOPS by block_forward_flops (3x with the backward), pct_peak, samples/s, tokens/s,
 // mem_GB (the block's parameters, gradients and activations).
 void add_block_case(const std::string& name, const BlockCase& spec);
+
+// Whether --xfbench_<flag> was given (a swept dimension given by flag puts every case it makes
+// in the default suite).
+bool flag_given(const char* flag);
 
 // --xfbench_<flag>=a,b,... as positive integers; `fallback` when not given. Throws
 // InvalidArgument naming the flag and the bad item.

@@ -164,7 +164,7 @@ void run_case(benchmark::State& state, const CaseSpec& c, const Settings& s) {
   if (s.search && !plan.tuned()) plan.tune(stream, ops, tuning);
 
   if (should_validate()) validate(stream, plan, ops, c);
-  state.SetLabel(plan.algo_info().label());
+  add_label(state, plan.algo_info().label());
   // Start timing from an idle GPU, so that a case neither inherits the previous case's heat nor
   // its own search's: under the power limit, clocks depend on the recent past. The PyTorch peer
   // (torch_peer.py) pauses the same way.
@@ -232,14 +232,28 @@ void register_cases() {
   s.workspace = std::size_t(ws) << 20;
   s.fp8_fast_accum = flag_bool("matmul_fp8_fast_accum", false,
                                "fp8: accumulate without periodic fp32 promotion (faster)");
-  long cool = flag_int("matmul_cooldown_ms", 150,
-                       "idle pause before timing each case of >= 1e10 FLOPs (0..10000 ms)");
+  // An idle pause makes sense only for a short burst (hot mode): the steady protocol measures the
+  // sustained state, and the PyTorch peer idles as little as xfbench does.
+  long cool = flag_int("matmul_cooldown_ms", timing_mode() == TimingMode::steady ? 0 : 150,
+                       "idle pause before timing each case of >= 1e10 FLOPs (0..10000 ms; "
+                       "default 150 in hot mode, 0 in steady mode)");
   if (cool < 0 || cool > 10000)
     XF_THROW(InvalidArgument, "--xfbench_matmul_cooldown_ms must be 0..10000");
   s.cooldown_ms = int(cool);
 
+  // The default suite: the seeds' squares from 2048 in every dtype, and NT/TN at 8192; model
+  // GEMMs, smaller squares and sweeps when a filter selects them. Shapes given by flag are core.
+  auto suite = [&](const CaseSpec& c) {
+    const Shape& x = c.shape;
+    const bool square = x.m == x.n && x.n == x.k && x.batch == 1 && c.model.empty() && !c.sweep;
+    const bool core =
+        !sel.shapes.empty() || (square && x.n >= 2048 &&
+                                (c.layout.name() == "NN" || x.n == 8192 || c.dtype == Dtype::fp8));
+    return core ? Suite::core : Suite::extended;
+  };
   for (const CaseSpec& c : select_cases(sel)) {
-    add_case(c.name(), [c, s](benchmark::State& state) { run_case(state, c, s); });
+    add_case(
+        c.name(), [c, s](benchmark::State& state) { run_case(state, c, s); }, Needs::gpu, suite(c));
   }
 }
 

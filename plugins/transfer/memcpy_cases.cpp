@@ -40,9 +40,9 @@ void require_sm_access_to_pageable(int device) {
   XF_CUDA_CHECK(
       cudaDeviceGetAttribute(&direct, cudaDevAttrPageableMemoryAccessUsesHostPageTables, device));
   if (!direct) {
-    XF_THROW(Unsupported,
-             "an SM copy needs host memory the GPU can address in place; this GPU reaches "
-             "pageable memory only by migrating pages (no ATS): use pinned/sm or pageable/ce");
+    XF_THROW(LeftOut,
+             "need ATS (a GPU that addresses pageable host memory in place) for SM copies from "
+             "pageable memory");
   }
 }
 
@@ -117,12 +117,12 @@ void run_memcpy(benchmark::State& state, const MemcpyCase& c) {
   Timing t = time_gpu(state, stream, copy, options);
   set_counters(state, t, {0, memcpy_bytes_counted(c.dir, c.bytes), Dtype::fp32});
   if (c.dir == Direction::d2d) {
-    state.SetLabel("GB/s counts read + write; pct_peak of HBM " +
-                   std::to_string(int(device_peaks().mem_gbs)) + " GB/s");
+    add_label(state, "GB/s counts read + write; pct_peak of HBM " +
+                         std::to_string(int(device_peaks().mem_gbs)) + " GB/s");
   } else {
     PcieLink link = pcie_link(dev);
     state.counters["pct_peak"] = percent_of(state.counters["GB/s"], link.peak_gbs());
-    state.SetLabel("GB/s counts bytes once; pct_peak of " + link.describe());
+    add_label(state, "GB/s counts bytes once; pct_peak of " + link.describe());
   }
 }
 
@@ -140,7 +140,7 @@ void require_free_memory(std::size_t bytes) {
   }
 }
 
-void register_memcpy_cases(const std::vector<std::size_t>& sizes) {
+void register_memcpy_cases(const Sizes& sizes) {
   struct Kind {
     Direction dir;
     HostMemory mem;
@@ -152,9 +152,11 @@ void register_memcpy_cases(const std::vector<std::size_t>& sizes) {
                         {Direction::d2d, HostMemory::device}};
   for (const Kind& k : kinds) {
     for (Engine e : {Engine::ce, Engine::sm}) {
-      for (std::size_t b : sizes) {
+      for (std::size_t b : sizes.all) {
         MemcpyCase c{k.dir, k.mem, e, b};
-        add_case(memcpy_name(k.dir, k.mem, e, b), [c](benchmark::State& s) { run_memcpy(s, c); });
+        add_case(
+            memcpy_name(k.dir, k.mem, e, b), [c](benchmark::State& s) { run_memcpy(s, c); },
+            Needs::gpu, sizes.suite(b));
       }
     }
   }

@@ -257,7 +257,7 @@ void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector
     state.counters["busbw"] = algbw * bus_factor(c.op, nranks);
     std::string label = describe_ranks(comm);
     if (shape.bytes != c.bytes) label += "; ran " + format_size(shape.bytes);
-    state.SetLabel(label);
+    add_label(state, label);
   } catch (const LibraryError&) {
     abort_communicator();  // a failed NCCL call may leave the communicators unusable
     throw;
@@ -267,7 +267,7 @@ void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector
 }  // namespace
 
 void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collective>& ops,
-                         const std::vector<Dtype>& dtypes, const std::vector<std::size_t>& sizes) {
+                         const std::vector<Dtype>& dtypes, const Sizes& sizes) {
   int n = 1;
   if (mpi_enabled()) {
     n = world_size();
@@ -278,10 +278,11 @@ void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collect
   }
   for (Collective op : ops) {
     for (Dtype t : dtypes) {
-      for (std::size_t b : sizes) {
+      for (std::size_t b : sizes.all) {
         NcclCase c{op, t, b};
-        add_case(nccl_name(op, t, n, b),
-                 [c, gpus](benchmark::State& s) { run_nccl_case(s, c, gpus); });
+        add_case(
+            nccl_name(op, t, n, b), [c, gpus](benchmark::State& s) { run_nccl_case(s, c, gpus); },
+            Needs::gpu, t == dtypes.front() ? sizes.suite(b) : Suite::extended);
       }
     }
   }

@@ -116,7 +116,7 @@ std::string link_label(int a, int b) {
 void run_p2p(benchmark::State& state, const P2PCase& c, const P2POptions& o) {
   const int n = device_count();
   if (n < 2) {
-    XF_THROW(Unsupported, "P2P needs two GPUs; " + std::to_string(n) + " visible");
+    XF_THROW(LeftOut, "need 2 GPUs, this machine has " + std::to_string(n));
   }
   if (c.src >= n || c.dst >= n) {
     XF_THROW(Unsupported, "GPU " + std::to_string(std::max(c.src, c.dst)) + " is not visible (" +
@@ -198,13 +198,13 @@ void run_p2p(benchmark::State& state, const P2PCase& c, const P2POptions& o) {
   std::string how =
       std::string(o.pull ? "issued by the destination GPU" : "issued by the source GPU");
   if (streams > 1) how += ", " + std::to_string(streams) + " streams per direction";
-  state.SetLabel(link_label(c.src, c.dst) + "; " + how +
-                 (c.mode == P2PMode::bi ? "; GB/s counts both directions" : ""));
+  add_label(state, link_label(c.src, c.dst) + "; " + how +
+                       (c.mode == P2PMode::bi ? "; GB/s counts both directions" : ""));
 }
 
 }  // namespace
 
-void register_p2p_cases(const std::vector<int>& gpus, const std::vector<std::size_t>& sizes,
+void register_p2p_cases(const std::vector<int>& gpus, const Sizes& sizes,
                         const P2POptions& options) {
   std::vector<std::pair<int, int>> pairs;
   for (auto [s, d] : gpu_pairs(int(gpus.size()))) {
@@ -214,10 +214,12 @@ void register_p2p_cases(const std::vector<int>& gpus, const std::vector<std::siz
     for (bool peer : {true, false}) {
       for (Engine e : {Engine::ce, Engine::sm}) {
         for (auto [s, d] : pairs) {
-          for (std::size_t b : sizes) {
+          for (std::size_t b : sizes.all) {
             P2PCase c{false, m, peer, e, s, d, b};
-            add_case(p2p_name(m, peer, e, s, d, b),
-                     [c, options](benchmark::State& st) { run_p2p(st, c, options); });
+            add_case(
+                p2p_name(m, peer, e, s, d, b),
+                [c, options](benchmark::State& st) { run_p2p(st, c, options); }, Needs::gpu,
+                sizes.suite(b));
           }
         }
       }
@@ -261,7 +263,7 @@ void register_topology_case(const std::vector<int>& gpus) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (auto _ : state) state.SetIterationTime(seconds);
-    state.SetLabel(label);
+    add_label(state, label);
   });
 }
 

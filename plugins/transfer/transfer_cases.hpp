@@ -3,10 +3,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
 #include "transfer_math.hpp"
+#include "xfbench/case.hpp"
 
 namespace xfbench::transfer {
 
@@ -16,12 +18,22 @@ struct P2POptions {
   int blocks_per_sm = 0;  // --xfbench_p2p_blocks_per_sm: SM copy grid (0: kernel default)
 };
 
-void register_memcpy_cases(const std::vector<std::size_t>& sizes);
-void register_p2p_cases(const std::vector<int>& gpus, const std::vector<std::size_t>& sizes,
+// The sizes of a family's cases and those of them in the default suite (every size given by flag;
+// of the default sizes, the ones the README's default run shows).
+struct Sizes {
+  std::vector<std::size_t> all, core;
+  Suite suite(std::size_t bytes) const {
+    return std::find(core.begin(), core.end(), bytes) != core.end() ? Suite::core : Suite::extended;
+  }
+};
+
+void register_memcpy_cases(const Sizes& sizes);
+void register_p2p_cases(const std::vector<int>& gpus, const Sizes& sizes,
                         const P2POptions& options);
 void register_topology_case(const std::vector<int>& gpus);
+// The default suite holds the first dtype's cases.
 void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collective>& ops,
-                         const std::vector<Dtype>& dtypes, const std::vector<std::size_t>& sizes);
+                         const std::vector<Dtype>& dtypes, const Sizes& sizes);
 
 // Restores the current CUDA device when it goes out of scope (multi-GPU cases switch devices).
 class DeviceGuard {

@@ -28,17 +28,22 @@ std::vector<int> gpu_list() {
   return out;
 }
 
-std::vector<std::size_t> sizes_flag(const std::string& name, const std::string& help,
-                                    std::vector<std::size_t> fallback, std::size_t multiple) {
+// Sizes from --xfbench_<name>: all of them in the default suite, else `fallback` with `core` of
+// them there.
+constexpr std::size_t MiB = std::size_t(1) << 20;
+
+Sizes sizes_flag(const std::string& name, const std::string& help,
+                 std::vector<std::size_t> fallback, std::vector<std::size_t> core,
+                 std::size_t multiple) {
   std::vector<std::size_t> sizes = parse_sizes(flag_list(name, help), name);
-  if (sizes.empty()) return fallback;
+  if (sizes.empty()) return {fallback, core};
   for (std::size_t b : sizes) {
     if (b % multiple) {
       XF_THROW(InvalidArgument, "--xfbench_" + name + ": " + std::to_string(b) +
                                     " bytes is not a multiple of " + std::to_string(multiple));
     }
   }
-  return sizes;
+  return {sizes, sizes};
 }
 
 void register_cases() {
@@ -46,7 +51,7 @@ void register_cases() {
   const std::vector<int> gpus = gpu_list();
   const auto nccl_sizes = sizes_flag(
       "nccl_sizes", "NCCL sizes, e.g. 8B,1MiB,1GiB (default 8B,1KiB,64KiB,1MiB,16MiB,...,4GiB)",
-      default_nccl_sizes(), 1);
+      default_nccl_sizes(), {MiB, 256 * MiB}, 1);
   std::vector<Collective> ops;
   for (const std::string& o : flag_list("nccl_ops",
                                         "NCCL ops (default all: allreduce, "
@@ -69,7 +74,7 @@ void register_cases() {
   if (!mpi_enabled()) {
     register_memcpy_cases(sizes_flag("memcpy_sizes",
                                      "Memcpy sizes, e.g. 4KiB,256MiB (default 4KiB,16KiB,...,1GiB)",
-                                     default_memcpy_sizes(), 4));
+                                     default_memcpy_sizes(), {256 * MiB}, 4));
     P2POptions o;
     const std::string by =
         flag_string("p2p_copy_by", "src", "which GPU issues P2P copies: src (push) or dst (pull)");
@@ -90,7 +95,7 @@ void register_cases() {
     register_topology_case(gpus);
     register_p2p_cases(gpus,
                        sizes_flag("p2p_sizes", "P2P sizes (default 1MiB,16MiB,256MiB,1GiB)",
-                                  default_p2p_sizes(), 4),
+                                  default_p2p_sizes(), {256 * MiB}, 4),
                        o);
   }
   register_nccl_cases(gpus, ops, dtypes, nccl_sizes);

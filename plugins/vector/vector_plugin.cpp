@@ -101,6 +101,14 @@ void register_cases() {
       flag_list("vector_dtypes", "Vector dtypes (default fp32,fp16,bf16)");
   if (dtypes.empty()) dtypes = {"fp32", "fp16", "bf16"};
   const std::vector<std::size_t> ns = sizes();
+  // The default suite: every op and dtype at 2^28 elements and the seeds' a*1.2 curve (scale
+  // fp32 at every size); the rest when a filter selects it. Sizes given by flag are all core.
+  const bool sized_by_flag = !flag_list("vector_sizes", "").empty();
+  auto suite = [&](Op op, Dtype t, std::size_t n) {
+    bool core =
+        sized_by_flag || n == (std::size_t(1) << 28) || (op == Op::scale && t == Dtype::fp32);
+    return core ? Suite::core : Suite::extended;
+  };
   for (const std::string& o : ops) {
     Op op = parse_op(o.c_str());
     for (const std::string& d : dtypes) {
@@ -111,8 +119,9 @@ void register_cases() {
       }
       for (std::size_t n : ns) {
         Case c{op, t, n};
-        add_case(std::string("Vector/") + to_string(op) + "/" + d + "/n:" + std::to_string(n),
-                 [c](benchmark::State& s) { run_case(s, c); });
+        add_case(
+            std::string("Vector/") + to_string(op) + "/" + d + "/n:" + std::to_string(n),
+            [c](benchmark::State& s) { run_case(s, c); }, Needs::gpu, suite(op, t, n));
       }
     }
   }

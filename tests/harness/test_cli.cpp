@@ -33,11 +33,15 @@ std::string plugins(const std::string& leaf) {
 const std::string kNoGpu = "CUDA_VISIBLE_DEVICES=";
 const std::string kSum = "--benchmark_filter=CpuTest/sum";
 
-// Lines xfbench itself wrote (Google Benchmark's console reporter also writes to stderr).
+// Lines xfbench itself wrote (Google Benchmark's console reporter also writes to stderr), other
+// than progress lines ("xfbench: 3/7 cases, 0:12 elapsed, about 0:20 left").
 int xfbench_lines(const std::string& s) {
+  static const std::regex progress("^xfbench: [0-9]+/[0-9]+ cases, .* left$");
   int n = 0;
   std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) n += line.rfind("xfbench:", 0) == 0;
+  for (std::string line; std::getline(in, line);) {
+    n += line.rfind("xfbench:", 0) == 0 && !std::regex_match(line, progress);
+  }
   return n;
 }
 
@@ -61,7 +65,77 @@ TEST(Cli, ListsTestsWithoutGpu) {
   Result r = xfbench(plugins("good") + " --benchmark_list_tests", kNoGpu);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096\n"), std::string::npos);
-  EXPECT_NE(r.out.find("GpuTest/needs_gpu/iterations:20/manual_time\n"), std::string::npos);
+  // Steady mode: one Google Benchmark iteration per repetition carries the measurement.
+  EXPECT_NE(r.out.find("GpuTest/needs_gpu/iterations:1/manual_time\n"), std::string::npos);
+  Result hot = xfbench(plugins("good") + " --benchmark_list_tests --xfbench_mode=hot", kNoGpu);
+  EXPECT_NE(hot.out.find("GpuTest/needs_gpu/iterations:20/manual_time\n"), std::string::npos);
+}
+
+TEST(Cli, DefaultSuiteHoldsSweepsAndOnRequestCasesBack) {
+  Result r = xfbench(plugins("good") + " --benchmark_list_tests", kNoGpu);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096\n"), std::string::npos);
+  EXPECT_EQ(r.out.find("CpuTest/sweep"), std::string::npos);
+  EXPECT_EQ(r.out.find("CpuSoak"), std::string::npos);
+  // The test plugin holds two sweep cases back (plugins installed beside the host add theirs).
+  std::smatch held;
+  ASSERT_TRUE(std::regex_search(r.err, held,
+                                std::regex("xfbench: default suite, ([0-9]+) cases; "
+                                           "([0-9]+) more \\(sweeps")))
+      << r.err;
+  EXPECT_GE(std::stoi(held[2]), 2);
+
+  Result filtered =
+      xfbench(plugins("good") + " --benchmark_list_tests --benchmark_filter=Cpu", kNoGpu);
+  EXPECT_NE(filtered.out.find("CpuTest/sweep/fp32/n:8\n"), std::string::npos);
+  EXPECT_NE(filtered.out.find("CpuTest/sweep/fp32/n:16\n"), std::string::npos);
+  EXPECT_EQ(filtered.out.find("CpuSoak"), std::string::npos);  // its family is not named
+
+  Result soak =
+      xfbench(plugins("good") + " --benchmark_list_tests --benchmark_filter=CpuSoak", kNoGpu);
+  EXPECT_NE(soak.out.find("CpuSoak/sum/n:64\n"), std::string::npos);
+
+  Result all = xfbench(plugins("good") + " --benchmark_list_tests --xfbench_suite=all", kNoGpu);
+  EXPECT_NE(all.out.find("CpuTest/sweep/fp32/n:8\n"), std::string::npos);
+  EXPECT_EQ(all.out.find("CpuSoak"), std::string::npos);
+
+  Result bad = xfbench(plugins("good") + " --xfbench_suite=most", kNoGpu);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(xfbench_lines(bad.err), 1) << bad.err;
+}
+
+TEST(Cli, CasesTheMachineCannotRunAreLeftOutWithOneSummaryLine) {
+  std::string out = ::testing::TempDir() + "xfcli_leftout.json";
+  Result r = xfbench(
+      plugins("good") + " --benchmark_filter='CpuTest/(sum|leftout)' --benchmark_out=" + out,
+      kNoGpu);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("leftout"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ERROR OCCURRED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CpuTest/sum/fp32/n:4096"), std::string::npos);
+  EXPECT_NE(r.err.find("xfbench: left out 1 case this machine cannot run (1 need 2 GPUs, this "
+                       "machine has 1)"),
+            std::string::npos)
+      << r.err;
+  const std::string json = slurp(out);
+  EXPECT_NE(json.find("CpuTest/sum/fp32/n:4096"), std::string::npos);
+  EXPECT_EQ(json.find("leftout"), std::string::npos);
+  Result listed =
+      xfbench(plugins("good") + " --benchmark_list_tests --benchmark_filter=leftout", kNoGpu);
+  EXPECT_NE(listed.out.find("CpuTest/leftout/two_gpus\n"), std::string::npos);
+}
+
+TEST(Cli, TimingModeAndProtocolFlagsAreChecked) {
+  for (const char* bad : {"--xfbench_mode=warm", "--xfbench_max_noise=0", "--xfbench_min_time=-1",
+                          "--xfbench_timeout=0.1", "--xfbench_window_ms=abc",
+                          "--xfbench_mode=hot --xfbench_l2_flush"}) {
+    Result r = xfbench(plugins("good") + " " + kSum + " " + bad, kNoGpu);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_EQ(xfbench_lines(r.err), 1) << bad << ": " << r.err;
+  }
+  Result cold =
+      xfbench(plugins("good") + " " + kSum + " --benchmark_format=json --xfbench_l2_flush", kNoGpu);
+  EXPECT_NE(cold.out.find("\"xfbench_mode\": \"cold\""), std::string::npos) << cold.out;
 }
 
 TEST(Cli, HelpShowsBothKindsOfFlags) {
@@ -80,7 +154,9 @@ TEST(Cli, JsonCarriesContextAndCounters) {
   for (const char* key :
        {"\"context\"", "\"xfbench_version\"", "\"cuda_runtime\"", "\"cublas_version\"",
         "\"cudnn_version\"", "\"nccl_version\"", "\"gpu_name\": \"none (",
-        "\"xfbench_mode\": \"hot\"", "\"name\": \"CpuTest/sum/fp32/n:100000\""}) {
+        "\"xfbench_mode\": \"steady\"", "\"protocol_min_time\": \"0.5\"",
+        "\"protocol_max_noise_pct\": \"0.5\"", "\"protocol_timeout\": \"10\"",
+        "\"name\": \"CpuTest/sum/fp32/n:100000\""}) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
   }
   EXPECT_NE(r.out.find("cputest 1.0.0"), std::string::npos);

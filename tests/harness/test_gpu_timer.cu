@@ -29,7 +29,9 @@ struct Capture : benchmark::BenchmarkReporter {
   }
 };
 
-double measured_seconds(std::uint64_t ns, xfbench::Timing* timing) {
+// Steady mode (the default): one Google Benchmark iteration carries the whole measurement.
+double measured_seconds(std::uint64_t ns, xfbench::Timing* timing,
+                        benchmark::UserCounters* counters = nullptr) {
   std::string name = "TimerTest/spin_ns:" + std::to_string(ns);
   benchmark::RegisterBenchmark(name.c_str(),
                                [ns, timing](benchmark::State& state) {
@@ -39,10 +41,11 @@ double measured_seconds(std::uint64_t ns, xfbench::Timing* timing) {
                                  });
                                })
       ->UseManualTime()
-      ->Iterations(10);
+      ->Iterations(1);
   Capture capture;
   benchmark::RunSpecifiedBenchmarks(&capture, name + "/");
   if (capture.runs.size() != 1) return -1;
+  if (counters) *counters = capture.runs[0].counters;
   return capture.runs[0].GetAdjustedRealTime() / 1e9;  // default unit: ns
 }
 
@@ -58,10 +61,23 @@ class GpuTimer : public ::testing::Test {
 
 TEST_F(GpuTimer, LongKernelTimedAlone) {
   xfbench::Timing t;
-  double s = measured_seconds(500000, &t);  // 500 us
+  benchmark::UserCounters c;
+  double s = measured_seconds(500000, &t, &c);  // 500 us
   EXPECT_NEAR(s, 500e-6, 0.03 * 500e-6);
-  EXPECT_EQ(t.launches, 10u * t.batch);
+  EXPECT_EQ(t.mode, xfbench::TimingMode::steady);
+  EXPECT_TRUE(t.steady.converged);  // a spin loop is steady
+  EXPECT_GE(t.steady.windows, 10);
+  EXPECT_GE(t.steady.warmup_s, 0.2);
+  EXPECT_EQ(t.launches, std::size_t(t.steady.windows) * t.batch);
+  EXPECT_GE(t.seconds * double(t.launches), 0.5);  // the minimum measured time
   EXPECT_NEAR(t.seconds, s, 1e-9);
+  EXPECT_LT(c["cv_pct"], 0.5);
+  EXPECT_EQ(c["windows"], t.steady.windows);
+  if (c.count("power_W")) {  // NVML's energy counter over the measured windows
+    EXPECT_GT(c["power_W"], 20);
+    EXPECT_LT(c["power_W"], 2000);
+    EXPECT_NEAR(c["J"], c["power_W"] * t.seconds, 1e-9 * c["J"]);
+  }
 }
 
 TEST_F(GpuTimer, ShortKernelBatchedInAGraph) {

@@ -46,6 +46,21 @@ void register_cases() {
       "CpuTest/unsupported/here",
       [](benchmark::State&) { XF_THROW(Unsupported, "this case only says it cannot run here"); },
       xfbench::Needs::cpu);
+  xfbench::add_case(
+      "CpuTest/leftout/two_gpus",
+      [](benchmark::State&) { XF_THROW(LeftOut, "need 2 GPUs, this machine has 1"); },
+      xfbench::Needs::cpu);
+  // A sweep (runs only when a filter selects it) and an on-request soak (only when a filter
+  // names its family), for the suite selection.
+  for (int n : {8, 16}) {
+    xfbench::add_case(
+        "CpuTest/sweep/fp32/n:" + std::to_string(n),
+        [n](benchmark::State& s) { sum_case(s, std::size_t(n)); }, xfbench::Needs::cpu,
+        xfbench::Suite::extended);
+  }
+  xfbench::add_case(
+      "CpuSoak/sum/n:64", [](benchmark::State& s) { sum_case(s, 64); }, xfbench::Needs::cpu,
+      xfbench::Suite::on_request);
   xfbench::add_case("GpuTest/needs_gpu", [](benchmark::State& s) {
     for (auto _ : s) s.SetIterationTime(1e-6);
   });

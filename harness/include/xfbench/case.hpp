@@ -14,9 +14,19 @@ enum class Needs { cpu, gpu };
 
 using CaseBody = std::function<void(benchmark::State&)>;
 
-// Adds case `name` (Family/variant/.../key:value). GPU cases use manual (CUDA event) time in
-// microseconds over a fixed number of timed iterations (--xfbench_iterations). Cases reach Google
-// Benchmark only when the plugin's registration function returns: one that throws adds none.
+// Which runs include a case:
+//   core        the default suite (a run without --benchmark_filter: minutes on one GPU) and any
+//               filter that matches it
+//   extended    sweeps (every batch, size, dtype): only a filter that matches it, or
+//               --xfbench_suite=all
+//   on_request  minutes-long cases (Burn): only a filter that names the case's family
+enum class Suite { core, extended, on_request };
+
+// Adds case `name` (Family/variant/.../key:value), in the core suite unless said otherwise. GPU
+// cases use manual (CUDA event) time in microseconds: one iteration per repetition in steady mode
+// (the timer decides how long to measure), --xfbench_iterations in hot and cold modes. Cases reach
+// Google Benchmark only when the plugin's registration function returns: one that throws adds none.
 void add_case(const std::string& name, CaseBody body, Needs needs = Needs::gpu);
+void add_case(const std::string& name, CaseBody body, Needs needs, Suite suite);
 
 }  // namespace xfbench

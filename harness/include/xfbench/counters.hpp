@@ -4,6 +4,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "xfbench/dtype.hpp"
 #include "xfbench/timer.hpp"
 
@@ -20,6 +22,10 @@ struct Work {
 // Sets TFLOPS, GB/s, pct_peak (of the dtype's peak when there are flops, else of memory bandwidth),
 // samples/s, tokens/s — each only where its work is non-zero.
 void set_counters(benchmark::State& state, const Timing& timing, const Work& work);
+
+// Appends a note to the case's label ("a; b"), so the SDK's timing notes (noisy, throttled) and a
+// plugin's own (kernel, validation error) stand side by side. Use it instead of State::SetLabel.
+void add_label(benchmark::State& state, const std::string& note);
 
 // The arithmetic, kept separate so it is tested without a GPU.
 double tflops(double flops, double seconds);

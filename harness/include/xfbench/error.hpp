@@ -45,6 +45,14 @@ class XFBENCH_VISIBLE Unsupported : public Error {
   using Error::Error;
 };
 
+// The machine lacks what the case needs (a second GPU, ATS): the case is left out of the run's
+// output and counted in one summary line per reason, so a one-GPU machine shows no error lines
+// for two-GPU cases. The message is that reason without the case's details ("needs 2 GPUs, this
+// machine has 1"); cases stay listed by --benchmark_list_tests.
+class XFBENCH_VISIBLE LeftOut : public Unsupported {
+  using Unsupported::Unsupported;
+};
+
 // A result that disagrees with its reference: the case reports "validation failed: ...".
 class XFBENCH_VISIBLE ValidationError : public Error {
   using Error::Error;

@@ -13,12 +13,13 @@ std::string flag_string(const std::string& name, const std::string& fallback,
                         const std::string& help);
 bool flag_bool(const std::string& name, bool fallback, const std::string& help);
 long flag_int(const std::string& name, long fallback, const std::string& help);
+double flag_double(const std::string& name, double fallback, const std::string& help);
 std::vector<std::string> flag_list(const std::string& name,
                                    const std::string& help);  // repeated or comma-separated
 
 // Common flags of the SDK.
 bool validation_enabled();  // --xfbench_validate (default true)
-bool l2_flush_enabled();    // --xfbench_l2_flush (cold mode)
+bool l2_flush_enabled();    // cold mode: --xfbench_mode=cold or --xfbench_l2_flush
 bool telemetry_enabled();   // --xfbench_telemetry (default true): NVML sampling while timing
 
 // Splits "a,b,c" (empty items dropped).

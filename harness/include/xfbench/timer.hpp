@@ -1,9 +1,17 @@
 // GPU timing for Google Benchmark: CUDA events around the launches, handed over with
-// SetIterationTime as seconds per launch. Hot mode (default) batches back-to-back launches per
-// timed iteration so launch gaps do not dominate short kernels (through a CUDA graph when a launch
-// is short and can be captured); cold mode (--xfbench_l2_flush) flushes the L2 before each single
-// timed launch. GPU cases run a fixed number of timed iterations (--xfbench_iterations), because
-// Google Benchmark's own stopping rule would count only the per-launch share of each batch.
+// SetIterationTime as seconds per launch. Three modes (--xfbench_mode):
+//   steady (default)  windows of back-to-back launches (~10 ms each, the next one queued before
+//                     the host waits on the last, so the GPU never idles) until the stopping rule
+//                     of steady_state.hpp says the launch time is steady; the measured windows
+//                     follow a warm-up on the case's own work. One Google Benchmark iteration per
+//                     repetition carries the result.
+//   hot               a fixed number of timed iterations (--xfbench_iterations), each a ~5 ms batch
+//                     of launches, after three warm-up launches: the short burst of earlier
+//                     releases.
+//   cold              (--xfbench_l2_flush) as hot, one launch per iteration, the L2 flushed first.
+// Short launches are batched inside a CUDA graph so CPU launch cost stays hidden. Telemetry over
+// exactly the measured span: mean power from NVML's energy counter, J per launch, clocks,
+// temperature and clock-event (throttle) reasons, which go into the case's label when active.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -11,29 +19,42 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
+
+#include "xfbench/steady_state.hpp"
 
 namespace xfbench {
 
 using Launch = std::function<void(cudaStream_t)>;
 
+enum class TimingMode { steady, hot, cold };
+TimingMode timing_mode();  // --xfbench_mode; --xfbench_l2_flush means cold
+const char* to_string(TimingMode m);
+// The stopping rule's parameters from --xfbench_min_time, _max_noise, _timeout, _min_warmup.
+const SteadyStateOptions& steady_state_options();
+double window_seconds();  // --xfbench_window_ms: target length of a steady-mode window
+
 struct TimerOptions {
-  int warmup = 3;                          // untimed launches first (plans, caches, clocks)
+  int warmup = 3;                          // untimed launches first (plans, caches)
   double target_iteration_seconds = 5e-3;  // hot mode: batch launches up to about this long
   int max_batch = 2000;
   bool use_graph = true;  // capture the batch in a CUDA graph when possible
 };
 
 struct Timing {
-  double seconds = 0;  // mean seconds per launch over the timed iterations
+  double seconds = 0;  // mean seconds per launch over the measured launches
   double total_seconds = 0;
   std::size_t launches = 0;
-  int batch = 1;  // launches per timed iteration
+  int batch = 1;  // launches per timed iteration (hot) or window (steady)
   bool graph = false;
-  bool cold = false;
+  TimingMode mode = TimingMode::steady;
+  SteadyStateResult steady;  // steady mode: cv, drift, windows, warm-up, converged
+  double power_w = 0;        // mean power over the measured span (0: unknown)
+  double joules_per_launch = 0;
 };
 
-// Runs the state loop, timing `launch(stream)`. Also samples clocks, temperature and power (NVML)
-// while it runs and sets the telemetry counters.
+// Runs the state loop, timing `launch(stream)`, and sets the telemetry counters (sm_MHz, mem_MHz,
+// temp_C, power_W, J) and, in steady mode, cv_pct, drift_pct, windows and warmup_s.
 Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& launch,
                 const TimerOptions& options = {});
 

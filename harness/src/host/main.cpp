@@ -12,10 +12,12 @@
 
 #include "exit_codes.hpp"
 #include "plugin_loader.hpp"
+#include "reporters.hpp"
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/timer.hpp"
 
 namespace fs = std::filesystem;
 using namespace xfbench;
@@ -55,6 +57,16 @@ void take_xfbench_flags(int& argc, char** argv) {
     }
   }
   argc = out;
+}
+
+// The value of `--name=value` in argv (the last one), or `fallback`.
+std::string arg_value(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  std::string value = fallback;
+  const std::string prefix = name + "=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) == 0) value = argv[i] + prefix.size();
+  }
+  return value;
 }
 
 bool has_flag(int argc, char** argv, const char* name) {
@@ -113,10 +125,24 @@ int run(int argc, char** argv) {
   const bool allow_plugin_errors =
       flag_bool("allow_plugin_errors", false, "exit 0 even when a plugin failed to load");
   const long device = flag_int("device", 0, "index of the CUDA device to run on");
+  const std::string suite =
+      flag_string("suite", "default",
+                  "default (the core cases when no --benchmark_filter is given) or all (every "
+                  "case but the on-request ones such as Burn)");
+  if (suite != "default" && suite != "all") {
+    XF_THROW(InvalidArgument, "--xfbench_suite='" + suite + "': expected default or all");
+  }
   validation_enabled();
-  l2_flush_enabled();
   telemetry_enabled();
+  timing_mode();
+  steady_state_options();
+  window_seconds();
   detail::gpu_iterations();
+  // Google Benchmark's flags the host needs, read before Initialize() consumes them.
+  const std::string filter = arg_value(argc, argv, "--benchmark_filter", "");
+  const bool file_out = !arg_value(argc, argv, "--benchmark_out", "").empty();
+  const std::string out_format = arg_value(argc, argv, "--benchmark_out_format", "json");
+  detail::set_case_selection({!filter.empty() && filter != "all", filter, suite == "all"});
 
   PluginLoader loader;
   for (const std::string& d : default_plugin_dirs(executable_dir(argv[0])))
@@ -185,8 +211,41 @@ int run(int argc, char** argv) {
     detail::add_run_context(versions);
   }
 
-  benchmark::RunSpecifiedBenchmarks();
+  std::size_t held_back = 0;
+  std::vector<std::string> families;  // one entry per selected case, for the progress estimate
+  for (const detail::CaseRecord& c : detail::registered_cases()) {
+    if (!c.registered) {
+      held_back += c.suite == Suite::extended;
+    } else if (selected(detail::run_name(c), benchmark::GetBenchmarkFilter())) {
+      families.push_back(detail::family_of(c.name));
+    }
+  }
+  if (held_back > 0) {
+    std::fprintf(stderr,
+                 "xfbench: default suite, %zu cases; %zu more (sweeps of sizes, batches, dtypes) "
+                 "when --benchmark_filter selects them, or with --xfbench_suite=all\n",
+                 families.size(), held_back);
+  }
+  Progress progress(families);
+  HostReporter display(
+      std::unique_ptr<benchmark::BenchmarkReporter>(benchmark::CreateDefaultDisplayReporter()),
+      listing ? nullptr : &progress);
+  HostReporter file(file_reporter_for(out_format), nullptr);
+  benchmark::RunSpecifiedBenchmarks(&display, file_out ? &file : nullptr);
   benchmark::Shutdown();  // plugins stay loaded (loader outlives this) until the process ends
+
+  std::size_t left_out = 0;
+  std::string reasons;
+  for (const auto& [reason, n] : detail::left_out_counts()) {
+    left_out += n;
+    reasons += (reasons.empty() ? "" : "; ") + std::to_string(n) + " " + reason;
+  }
+  if (left_out > 0) {
+    std::fprintf(stderr,
+                 "xfbench: left out %zu case%s this machine cannot run (%s); "
+                 "--benchmark_list_tests lists them\n",
+                 left_out, left_out == 1 ? "" : "s", reasons.c_str());
+  }
 
   if (detail::failed_case_count() > 0) return kCasesFailed;
   if (gpu_missing) return kNoGpu;

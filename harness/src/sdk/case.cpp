@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -13,6 +14,7 @@
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
 #include "xfbench/memory.hpp"
+#include "xfbench/timer.hpp"
 #include "xfbench/validate.hpp"
 
 namespace xfbench {
@@ -21,6 +23,7 @@ namespace {
 struct CaseState {
   std::string name;
   Needs needs;
+  Suite suite;
   CaseBody body;
   bool validated = false;
 };
@@ -34,6 +37,23 @@ std::atomic<std::size_t> g_failed{0};
 std::atomic<bool> g_broken{false};
 std::string g_broken_reason;
 thread_local CaseState* t_current = nullptr;
+detail::CaseSelection g_selection;
+std::mutex g_left_out_mu;
+std::map<std::string, std::size_t> g_left_out;
+
+// Whether a case of `suite` reaches Google Benchmark under the run's selection.
+bool included(const std::string& name, Suite suite) {
+  switch (suite) {
+    case Suite::core:
+      return true;
+    case Suite::extended:
+      return g_selection.filter_given || g_selection.all;
+    case Suite::on_request:
+      return g_selection.filter_given &&
+             g_selection.filter.find(detail::family_of(name)) != std::string::npos;
+  }
+  return false;
+}
 
 std::vector<std::shared_ptr<CaseState>>& pending() {
   static std::vector<std::shared_ptr<CaseState>> p;
@@ -68,6 +88,7 @@ void run_case(benchmark::State& state, CaseState& c) {
     reset_device_memory_peak();
   }
   t_current = &c;
+  detail::reset_label();
   try {
     c.body(state);
     if (!state.error_occurred()) {
@@ -77,6 +98,12 @@ void run_case(benchmark::State& state, CaseState& c) {
         state.counters["mem_GB"] = device_memory_peak() / 1e9;
       }
     }
+  } catch (const LeftOut& e) {
+    {
+      std::lock_guard<std::mutex> lock(g_left_out_mu);
+      ++g_left_out[e.message()];
+    }
+    state.SkipWithError((detail::kLeftOutPrefix + e.message()).c_str());  // the host hides it
   } catch (const ValidationError& e) {
     fail(state, "validation failed: " + e.message());
   } catch (const Unsupported& e) {
@@ -96,9 +123,13 @@ void run_case(benchmark::State& state, CaseState& c) {
 
 }  // namespace
 
-void add_case(const std::string& name, CaseBody body, Needs needs) {
+void add_case(const std::string& name, CaseBody body, Needs needs, Suite suite) {
   if (name.empty()) XF_THROW(InvalidArgument, "a case needs a name");
-  pending().push_back(std::make_shared<CaseState>(CaseState{name, needs, std::move(body)}));
+  pending().push_back(std::make_shared<CaseState>(CaseState{name, needs, suite, std::move(body)}));
+}
+
+void add_case(const std::string& name, CaseBody body, Needs needs) {
+  add_case(name, std::move(body), needs, Suite::core);
 }
 
 bool should_validate() { return validation_enabled() && !(t_current && t_current->validated); }
@@ -110,7 +141,9 @@ const std::vector<CaseRecord>& registered_cases() { return records(); }
 std::size_t commit_pending_cases() {
   std::size_t n = pending().size();
   for (std::shared_ptr<CaseState>& c : pending()) {
-    records().push_back(CaseRecord{c->name, g_plugin, c->needs});
+    const bool registered = included(c->name, c->suite);
+    records().push_back(CaseRecord{c->name, g_plugin, c->needs, c->suite, registered});
+    if (!registered) continue;
     auto* b = benchmark::RegisterBenchmark(c->name.c_str(),
                                            [c](benchmark::State& s) { run_case(s, *c); });
     if (c->needs == Needs::gpu) {
@@ -131,11 +164,23 @@ std::string run_name(const CaseRecord& c) {
 int gpu_iterations() {
   static const int n = [] {
     long v = flag_int("iterations", 20,
-                      "timed iterations per repetition of a GPU case (each a batch of launches)");
+                      "hot and cold modes: timed iterations per repetition of a GPU case (each "
+                      "a batch of launches); steady mode times one iteration per repetition");
     if (v < 1 || v > 1000000) XF_THROW(InvalidArgument, "--xfbench_iterations must be 1..1000000");
-    return int(v);
+    return timing_mode() == TimingMode::steady ? 1 : int(v);
   }();
   return n;
+}
+
+void set_case_selection(const CaseSelection& s) { g_selection = s; }
+
+std::string family_of(const std::string& case_name) {
+  return case_name.substr(0, case_name.find('/'));
+}
+
+std::vector<std::pair<std::string, std::size_t>> left_out_counts() {
+  std::lock_guard<std::mutex> lock(g_left_out_mu);
+  return {g_left_out.begin(), g_left_out.end()};
 }
 }  // namespace detail
 

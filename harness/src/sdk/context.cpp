@@ -11,6 +11,7 @@
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/timer.hpp"
 
 #ifndef XFBENCH_VERSION
 #define XFBENCH_VERSION "unknown"
@@ -68,6 +69,12 @@ std::string fixed(double v, int digits = 1) {
   return buf;
 }
 
+std::string general(double v) {  // %g, as the PyTorch peer writes the same keys
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::vector<std::function<ContextEntries()>>& providers() {
   static std::vector<std::function<ContextEntries()>> p;
   return p;
@@ -81,7 +88,15 @@ void add_run_context(const std::vector<std::string>& plugin_versions) {
   std::string plugins;
   for (const std::string& p : plugin_versions) plugins += (plugins.empty() ? "" : ", ") + p;
   AddCustomContext("xfbench_plugins", plugins);
-  AddCustomContext("xfbench_mode", l2_flush_enabled() ? "cold" : "hot");
+  AddCustomContext("xfbench_mode", to_string(timing_mode()));
+  if (timing_mode() == TimingMode::steady) {
+    const SteadyStateOptions& o = steady_state_options();
+    AddCustomContext("protocol_min_time", general(o.min_time));
+    AddCustomContext("protocol_max_noise_pct", general(100 * o.max_noise));
+    AddCustomContext("protocol_timeout", general(o.timeout));
+    AddCustomContext("protocol_min_warmup", general(o.min_warmup));
+    AddCustomContext("protocol_window_ms", general(1e3 * window_seconds()));
+  }
   int rt = 0;
   cudaRuntimeGetVersion(&rt);
   AddCustomContext("cuda_runtime", cuda_version(rt));

@@ -1,5 +1,7 @@
 #include "xfbench/flags.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -75,6 +77,17 @@ long flag_int(const std::string& name, long fallback, const std::string& help) {
   return x;
 }
 
+double flag_double(const std::string& name, double fallback, const std::string& help) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", fallback);
+  const std::string* v = lookup(name, text, help);
+  if (!v) return fallback;
+  char* end = nullptr;
+  double x = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end != '\0' || !std::isfinite(x)) bad_value(name, *v, "a number");
+  return x;
+}
+
 std::vector<std::string> flag_list(const std::string& name, const std::string& help) {
   lookup(name, "", help);
   Store& s = store();
@@ -97,12 +110,6 @@ bool telemetry_enabled() {
   static const bool on = flag_bool("telemetry", true,
                                    "sample clocks, temperature and power with NVML (every 10 ms) "
                                    "while a case is timed");
-  return on;
-}
-
-bool l2_flush_enabled() {
-  static const bool on =
-      flag_bool("l2_flush", false, "cold mode: flush the L2 cache before each timed launch");
   return on;
 }
 

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <memory>
+#include <vector>
 
 #include "telemetry.hpp"
+#include "xfbench/counters.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
@@ -70,60 +74,216 @@ class BatchGraph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// `batch` launches of the case, through its graph when it has one.
+struct Batch {
+  const Launch& launch;
+  int size = 1;
+  std::unique_ptr<BatchGraph> graph;
+  void run(cudaStream_t stream) const {
+    if (graph) return graph->launch(stream);
+    for (int i = 0; i < size; ++i) launch(stream);
+  }
+};
+
+// Warms up, times one launch and sizes a batch of about `target` seconds (one launch when
+// target is 0), captured in a graph when launches are short.
+Batch prepare(cudaStream_t stream, const Launch& launch, const TimerOptions& options,
+              double target) {
+  Batch b{launch};
+  for (int i = 0; i < options.warmup; ++i) launch(stream);
+  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  Event start, stop;
+  start.record(stream);
+  launch(stream);
+  stop.record(stream);
+  const double single = stop.elapsed_ms_since(start) / 1e3;
+  if (target > 0) {
+    double fit = target / std::max(single, 1e-7);
+    b.size = int(std::clamp(std::floor(fit), 1.0, double(options.max_batch)));
+  }
+  if (b.size > 1 && options.use_graph && single < kGraphBelowSeconds) {
+    auto graph = std::make_unique<BatchGraph>(stream, launch, b.size);
+    if (*graph) {
+      graph->launch(stream);  // the first replay uploads the graph
+      XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+      b.graph = std::move(graph);
+    }
+  }
+  return b;
+}
+
+void set_telemetry(benchmark::State& state, Timing& t, const detail::TelemetryReading& r) {
+  if (r.samples == 0) return;
+  state.counters["sm_MHz"] = r.sm_mhz;
+  state.counters["mem_MHz"] = r.mem_mhz;
+  state.counters["temp_C"] = r.temp_c;
+  std::string throttle = detail::throttle_text(r);
+  if (!throttle.empty()) add_label(state, "throttle: " + throttle);
+  if (r.power_w > 0) {
+    t.power_w = r.power_w;
+    t.joules_per_launch = r.power_w * t.seconds;  // the GPU is busy throughout the span
+    state.counters["power_W"] = t.power_w;
+    state.counters["J"] = t.joules_per_launch;
+  }
+}
+
+// Steady mode: windows of `batch` launches until the stopping rule is met (steady_state.hpp).
+// Window i+1 is queued before the host waits on window i; each completion is stamped with the
+// host clock, so telemetry (power from the energy counter included) covers the measured windows.
+void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch, Timing& t) {
+  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
+  std::vector<double> done_at{detail::host_seconds()};  // after 0, 1, 2, ... windows
+  std::vector<Event> events(3);  // boundaries of the window done, the one running, the next
+  SteadyState rule(steady_state_options());
+  std::size_t n = 0;
+  events[0].record(stream);
+  batch.run(stream);
+  events[1].record(stream);
+  for (;;) {
+    batch.run(stream);  // window n+1, queued before waiting on window n
+    events[(n + 2) % 3].record(stream);
+    const double seconds = events[(n + 1) % 3].elapsed_ms_since(events[n % 3]) / 1e3;
+    done_at.push_back(detail::host_seconds());
+    ++n;
+    if (rule.add(seconds / batch.size, seconds)) break;
+  }
+  XF_CUDA_CHECK(cudaStreamSynchronize(stream));  // the window still queued is not measured
+  const SteadyStateResult& r = rule.result();
+  t.steady = r;
+  t.seconds = r.seconds;
+  t.launches = std::size_t(r.windows) * std::size_t(batch.size);
+  t.total_seconds = t.seconds * double(t.launches);
+  set_telemetry(state, t, telemetry.stop(done_at[std::size_t(r.first_window)], done_at[n]));
+  state.counters["cv_pct"] = 100 * r.cv;
+  state.counters["ci_pct"] = 100 * r.ci;
+  state.counters["drift_pct"] = 100 * r.drift;
+  state.counters["windows"] = r.windows;
+  state.counters["warmup_s"] = r.warmup_s;
+  if (!r.converged) {
+    char note[128];
+    std::snprintf(note, sizeof note, "noisy: ci \u00b1%.2f%% drift %.2f%% after %.1fs", 100 * r.ci,
+                  100 * r.drift, r.warmup_s + t.total_seconds);
+    add_label(state, note);
+  }
+}
+
+// Hot and cold modes: a fixed number of timed iterations (Google Benchmark's loop).
+void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch, Timing& t) {
+  const bool cold = t.mode == TimingMode::cold;
+  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
+  const double t0 = detail::host_seconds();
+  Event start, stop;
+  for (auto _ : state) {
+    if (cold) flush_l2(stream);
+    start.record(stream);
+    batch.run(stream);
+    stop.record(stream);
+    double seconds = stop.elapsed_ms_since(start) / 1e3;
+    state.SetIterationTime(seconds / batch.size);
+    t.total_seconds += seconds;
+    t.launches += std::size_t(batch.size);
+  }
+  t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
+  // Cold launches alternate with L2 flushes, whose energy this power includes.
+  set_telemetry(state, t, telemetry.stop(t0, detail::host_seconds()));
+}
+
 }  // namespace
+
+const char* to_string(TimingMode m) {
+  switch (m) {
+    case TimingMode::hot:
+      return "hot";
+    case TimingMode::cold:
+      return "cold";
+    default:
+      return "steady";
+  }
+}
+
+TimingMode timing_mode() {
+  static const TimingMode mode = [] {
+    const std::string m = flag_string(
+        "mode", "steady",
+        "steady (warm up, then time windows until the launch time is steady), hot (a fixed "
+        "short burst) or cold (L2 flushed before each launch)");
+    const bool flush = flag_bool("l2_flush", false, "same as --xfbench_mode=cold");
+    if (m != "steady" && m != "hot" && m != "cold") {
+      XF_THROW(InvalidArgument, "--xfbench_mode='" + m + "': expected steady, hot or cold");
+    }
+    if (flush && m != "cold" && m != "steady") {
+      XF_THROW(InvalidArgument, "--xfbench_l2_flush contradicts --xfbench_mode=" + m);
+    }
+    if (flush || m == "cold") return TimingMode::cold;
+    return m == "hot" ? TimingMode::hot : TimingMode::steady;
+  }();
+  return mode;
+}
+
+bool l2_flush_enabled() { return timing_mode() == TimingMode::cold; }
+
+const SteadyStateOptions& steady_state_options() {
+  static const SteadyStateOptions o = [] {
+    SteadyStateOptions s;
+    s.min_time = flag_double("min_time", s.min_time, "steady mode: seconds of measured windows");
+    s.max_noise = flag_double("max_noise", 100 * s.max_noise,
+                              "steady mode: how well the mean launch time must be known (95% "
+                              "interval and drift between halves), in percent") /
+                  100;
+    s.timeout = flag_double("timeout", s.timeout,
+                            "steady mode: seconds after which a case that is not steady stops "
+                            "and is labelled noisy");
+    s.min_warmup = flag_double("min_warmup", s.min_warmup,
+                               "steady mode: seconds of the case's own work before measuring");
+    if (!(s.min_time > 0 && s.min_time <= 600)) {
+      XF_THROW(InvalidArgument, "--xfbench_min_time must be in (0, 600] seconds");
+    }
+    if (!(s.max_noise > 0 && s.max_noise <= 1)) {
+      XF_THROW(InvalidArgument, "--xfbench_max_noise must be in (0, 100] percent");
+    }
+    if (!(s.timeout >= s.min_time && s.timeout <= 3600)) {
+      XF_THROW(InvalidArgument,
+               "--xfbench_timeout must be at least --xfbench_min_time and at "
+               "most 3600 seconds");
+    }
+    if (!(s.min_warmup >= 0 && s.min_warmup <= 600)) {
+      XF_THROW(InvalidArgument, "--xfbench_min_warmup must be in [0, 600] seconds");
+    }
+    return s;
+  }();
+  return o;
+}
+
+double window_seconds() {
+  static const double w = [] {
+    double ms = flag_double("window_ms", 10, "steady mode: target length of a timed window (ms)");
+    if (!(ms >= 0.1 && ms <= 1000)) {
+      XF_THROW(InvalidArgument, "--xfbench_window_ms must be in [0.1, 1000]");
+    }
+    return ms / 1e3;
+  }();
+  return w;
+}
 
 Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& launch,
                 const TimerOptions& options) {
   Timing t;
-  t.cold = l2_flush_enabled();
-  Event start, stop;
-
-  for (int i = 0; i < options.warmup; ++i) launch(stream);
-  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  // One launch, to size the batch.
-  start.record(stream);
-  launch(stream);
-  stop.record(stream);
-  double single = stop.elapsed_ms_since(start) / 1e3;
-  if (!t.cold) {
-    double fit = options.target_iteration_seconds / std::max(single, 1e-7);
-    t.batch = int(std::clamp(std::floor(fit), 1.0, double(options.max_batch)));
-  }
-  std::unique_ptr<BatchGraph> graph;
-  if (!t.cold && t.batch > 1 && options.use_graph && single < kGraphBelowSeconds) {
-    graph = std::make_unique<BatchGraph>(stream, launch, t.batch);
-    if (*graph) {
-      t.graph = true;
-      graph->launch(stream);  // first replay uploads the graph
-      XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  t.mode = timing_mode();
+  const double target = t.mode == TimingMode::steady ? window_seconds()
+                        : t.mode == TimingMode::hot  ? options.target_iteration_seconds
+                                                     : 0;
+  Batch batch = prepare(stream, launch, options, target);
+  t.batch = batch.size;
+  t.graph = batch.graph != nullptr;
+  if (t.mode == TimingMode::steady) {
+    for (auto _ : state) {
+      run_steady(state, stream, batch, t);
+      state.SetIterationTime(t.seconds);
     }
+  } else {
+    run_fixed(state, stream, batch, t);
   }
-
-  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
-  for (auto _ : state) {
-    if (t.cold) flush_l2(stream);
-    start.record(stream);
-    if (t.graph) {
-      graph->launch(stream);
-    } else {
-      for (int i = 0; i < t.batch; ++i) launch(stream);
-    }
-    stop.record(stream);
-    double seconds = stop.elapsed_ms_since(start) / 1e3;
-    state.SetIterationTime(seconds / t.batch);
-    t.total_seconds += seconds;
-    t.launches += std::size_t(t.batch);
-  }
-  detail::TelemetryReading r = telemetry.stop();
   XF_CUDA_CHECK(cudaGetLastError());
-  t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
-  if (r.samples > 0) {
-    state.counters["sm_MHz"] = r.sm_mhz;
-    state.counters["mem_MHz"] = r.mem_mhz;
-    state.counters["temp_C"] = r.temp_c;
-    state.counters["power_W"] = r.power_w;
-  }
   return t;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xfbench/case.hpp"
@@ -13,7 +14,25 @@ struct CaseRecord {
   std::string name;    // as registered (without Google Benchmark's /manual_time)
   std::string plugin;  // which plugin registered it
   Needs needs = Needs::gpu;
+  Suite suite = Suite::core;
+  bool registered = false;  // handed to Google Benchmark (selected by suite and filter)
 };
+
+// Which suites reach Google Benchmark, set by the host before plugins load: the core suite
+// always; extended cases when a filter was given or --xfbench_suite=all; on-request cases when
+// the filter's text names their family.
+struct CaseSelection {
+  bool filter_given = false;
+  std::string filter;
+  bool all = false;
+};
+void set_case_selection(const CaseSelection& s);
+std::string family_of(const std::string& case_name);  // "BertLayer" of "BertLayer/fused/..."
+
+// Cases a run left out ("left out: <reason>"), counted per reason.
+std::vector<std::pair<std::string, std::size_t>> left_out_counts();
+constexpr const char* kLeftOutPrefix = "left out: ";
+void reset_label();  // the label add_label builds, cleared per case
 
 // The plugin whose registration function runs now (cases are attributed to it).
 void set_registering_plugin(const std::string& name);
@@ -32,7 +51,7 @@ std::string run_name(const CaseRecord& c);
 // Fills Google Benchmark's JSON context (device, driver, libraries, peaks, plugins).
 void add_run_context(const std::vector<std::string>& plugin_versions);
 
-// Default timed iterations of GPU cases (--xfbench_iterations).
+// Timed iterations of GPU cases in hot and cold modes (--xfbench_iterations).
 int gpu_iterations();
 
 }  // namespace xfbench::detail

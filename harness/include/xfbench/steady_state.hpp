@@ -1,0 +1,56 @@
+// The steady-state stopping rule (README "Timing"; reports/peer_torch.py implements the same rule
+// for the PyTorch peer, and both are tested on tests/protocol/steady_state_cases.txt).
+//
+// A case runs in windows of `batch` back-to-back launches. After each window the rule measures the
+// later half of the run so far (at least `min_time`, at least `groups` windows): it stops once the
+// windows before it — the warm-up — lasted `min_warmup`, and the mean launch time is known: the
+// ~95% interval of the mean from `groups` batch means (ci, which allows for the slow wander of a
+// clock under a power cap) and the difference between the means of its two halves (drift, a clock
+// still settling) both within `max_noise`. A case that is not steady by `timeout` stops there and
+// is reported as noisy. The windows' own relative standard deviation (cv) is reported too.
+// Pure arithmetic: no GPU.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace xfbench {
+
+struct SteadyStateOptions {
+  double min_time = 0.5;    // seconds of measured windows (at least; half the run once longer)
+  double max_noise = 5e-3;  // fraction, for both ci and drift
+  double timeout = 10.0;    // seconds of windows in all (warm-up included)
+  double min_warmup = 0.2;  // seconds of windows before the measured ones
+  int groups = 10;          // batch means for ci; also the fewest measured windows
+};
+
+struct SteadyStateResult {
+  double seconds = 0;      // mean seconds per launch over the measured windows
+  double cv = 0;           // relative standard deviation of their per-launch times
+  double ci = 0;           // relative half-width of a ~95% interval of the mean (batch means)
+  double drift = 0;        // |mean(second half) - mean(first half)| / mean
+  int windows = 0;         // measured windows (k)
+  int first_window = 0;    // index of the first measured window
+  double warmup_s = 0;     // seconds of windows before them
+  bool converged = false;  // false: stopped by the time-out
+};
+
+class SteadyState {
+ public:
+  explicit SteadyState(const SteadyStateOptions& options) : o_(options) {}
+
+  // One completed window: per-launch seconds and the window's duration. Returns true when the
+  // rule says stop (converged or timed out); result() then holds the outcome.
+  bool add(double seconds_per_launch, double window_seconds);
+  const SteadyStateResult& result() const { return r_; }
+  std::size_t size() const { return x_.size(); }
+
+ private:
+  bool evaluate(std::size_t first, bool timed_out);
+  SteadyStateOptions o_;
+  std::vector<double> x_, d_;
+  double elapsed_ = 0;
+  SteadyStateResult r_;
+};
+
+}  // namespace xfbench
