@@ -1,6 +1,6 @@
-"""The steady-state measurement protocol, version 2 (DESIGN.md "Timing"; the rule: version 2 of the
-protocol notes) in pure Python, for the PyTorch peer: the stopping rule, the telemetry arithmetic
-over the measured span (power from the sampler's energy steps), and the case label.
+"""The steady-state measurement protocol, version 3 (DESIGN.md "Timing"; the rule: versions 2 and 3
+of the protocol notes) in pure Python, for the PyTorch peer: the stopping rule, the telemetry
+arithmetic over the measured span (power from the sampler's energy steps), and the case label.
 
 xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
 tests/protocol/steady_state_cases.txt. Standard library only and no GPU, so the tests run the rule
@@ -9,16 +9,19 @@ on synthetic timers and peer_torch.py can load this file beside itself on a GPU 
 The rule, after each completed window n (x_i = seconds per launch, d_i = the window's duration,
 E_n = all windows' duration): S is the shortest trailing run of windows lasting >= max(min_time,
 E_n / 2) with >= G = 10 windows. The case stops when everything before S (the warm-up) lasted
->= min_warmup, the ~95% confidence half-width of S's mean from G batch means (ci) is <= max_noise
-and S's drift (|mean of its last half - mean of its first half| / mean) is <= max_noise; otherwise
-it stops as noisy once E_n >= timeout. Batch means, not the per-window cv: power-capped GPUs wander
-by 1-2% over hundreds of ms, so single windows never agree within 0.5% although the mean of a few
-seconds does; S growing with the run lets slow wander average out.
+>= min_warmup, S's drift (|mean of its last half - mean of its first half| / mean) is <= max_noise,
+and either the windows agree (their cv <= max_noise) or S's mean is known: the ~95% confidence
+half-width from G batch means (ci) is <= max_noise and S lasts >= G * MIN_GROUP_SECONDS. Otherwise
+it stops as noisy once E_n >= timeout. Batch means, because power-capped GPUs wander by 1-2% over
+hundreds of ms, so single windows never agree within 0.5% although the mean of a few seconds does;
+but only over groups much longer than that wander, or the ci is optimistic (v3). S growing with the
+run lets slow wander average out.
 """
 
 import math
 
 GROUPS = 10        # batch means per ci; also the fewest windows S may have
+MIN_GROUP_SECONDS = 0.3   # a batch mean's shortest span before ci may decide (C++ kMinGroupSeconds)
 MAX_BATCH = 2000   # launches per window at most
 
 # NVML clock-event ("throttle") reason bits (nvmlClocksEventReason*), named as in the labels.
@@ -45,17 +48,19 @@ class Options:
 class Result:
     """Where a case stopped: windows first+1..n_stop (1-based) are the measured run S."""
 
-    def __init__(self, n_stop, k, mean, cv, ci, drift, warmup_s, elapsed_s, converged):
+    def __init__(self, n_stop, k, mean, cv, ci, drift, warmup_s, elapsed_s, converged,
+                 span_s=None):
         self.n_stop = n_stop
         self.k = k                    # measured windows
         self.first = n_stop - k       # windows before S
         self.mean = mean              # seconds per launch
-        self.cv = cv                  # fractions; cv is reported only, ci and drift decide
+        self.cv = cv                  # fractions
         self.ci = ci
         self.drift = drift
         self.warmup_s = warmup_s
         self.elapsed_s = elapsed_s    # all windows' duration (GPU time)
         self.converged = converged
+        self.span_s = span_s          # S's duration (d-sum)
 
 
 def batch_size(window_s, single_s):
@@ -91,6 +96,8 @@ def window_stats(x, first, n, groups=GROUPS):
 class SteadyState:
     """Feed it windows with add(); it returns a Result when the case stops, else None."""
 
+    min_group_seconds = MIN_GROUP_SECONDS   # the protocol's; an attribute for the fixture's check
+
     def __init__(self, options=None):
         self.o = options or Options()
         self.x, self.d = [], []
@@ -113,8 +120,18 @@ class SteadyState:
     def _result(self, first, converged):
         n = len(self.x)
         m, cv, ci, drift = window_stats(self.x, first, n, self.o.groups)
-        warmup = self.elapsed - sum(self.d[first:n])
-        return Result(n, n - first, m, cv, ci, drift, warmup, self.elapsed, converged)
+        span = sum(self.d[first:n])
+        return Result(n, n - first, m, cv, ci, drift, self.elapsed - span, self.elapsed, converged,
+                      span)
+
+    def _steady(self, r):
+        """Warm-up over, not drifting, and either the windows agree or the batch means know the
+        mean, trusted only once each group lasts min_group_seconds (longer than a clock's wander)."""
+        noise = self.o.max_noise
+        windows_steady = r.cv <= noise
+        mean_known = r.span_s >= self.o.groups * self.min_group_seconds and r.ci <= noise
+        return (r.warmup_s >= self.o.min_warmup and r.drift <= noise
+                and (windows_steady or mean_known))
 
     def add(self, seconds_per_launch, window_seconds):
         self.x.append(seconds_per_launch)
@@ -123,8 +140,7 @@ class SteadyState:
         first = self._trailing_run()
         if first is not None:
             r = self._result(first, True)
-            noise = self.o.max_noise
-            if r.warmup_s >= self.o.min_warmup and r.ci <= noise and r.drift <= noise:
+            if self._steady(r):
                 return r
         if self.elapsed >= self.o.timeout:
             return self._result(first if first is not None else 0, False)
