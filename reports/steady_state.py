@@ -126,7 +126,7 @@ class SteadyState:
 
     def _steady(self, r):
         """Warm-up over, not drifting, and either the windows agree or the batch means know the
-        mean, trusted only once each group lasts min_group_seconds (longer than a clock's wander)."""
+        mean, trusted only once each group lasts min_group_seconds (longer than clocks wander)."""
         noise = self.o.max_noise
         windows_steady = r.cv <= noise
         mean_known = r.span_s >= self.o.groups * self.min_group_seconds and r.ci <= noise

@@ -85,15 +85,15 @@ CASES = [
     ("no_warmup", "min_warmup 0 and min_time 0.1: stops at the first S (about 10 windows)",
      noisy(flat(1e-3), 0.002), 10, (0.1, 0.005, 10.0, 0.0, 10), 10),
     ("power_capped", "batch 1 of 10 ms launches wandering as an AR(1) process (1.5% standard "
-     "deviation, 100 ms correlation time) around a constant mean: the per-window cv stays above 1%, "
-     "so it converges through the batch-means ci only, once S has lasted G * 0.3 s = 3 s (here "
+     "deviation, 100 ms correlation time) around a constant mean: the per-window cv stays above "
+     "1%, so it converges through the batch-means ci only, once S has lasted G * 0.3 s = 3 s (here "
      "at 3.9 s of span, 7.8 s into the run, ci 0.49%; v2 stopped at 1.7 s); even so its mean is "
      "0.52% off the true one, just outside that ci (reports/README.md: 19% of such runs miss)",
      wander(flat(1e-2), 0.015, 0.1), 1, DEFAULTS, 11),
     ("slow_settling", "a clock settling over ~1 s: +10% decaying exponentially (tau 0.25 s), 0.2% "
      "noise; without the drift check the rule would stop at window 89 (cv 0.496%), with it only "
-     "once the decay is (nearly) over", noisy(lambda t: 1e-3 * (1 + 0.1 * math.exp(-t / 0.25)), 0.002),
-     10, DEFAULTS, 12),
+     "once the decay is (nearly) over",
+     noisy(lambda t: 1e-3 * (1 + 0.1 * math.exp(-t / 0.25)), 0.002), 10, DEFAULTS, 12),
 ]
 
 

@@ -83,13 +83,14 @@ def test_scenarios_behave_as_the_protocol_says(monkeypatch):
     def result(name):
         return run_rule(*CASES[name][:2])
 
-    stable = result("stable")
+    stable = result("stable")     # the windows agree: cv decides, S need not last 3 s
     assert stable.converged and stable.k == 50 and stable.warmup_s >= 0.2
+    assert stable.cv <= 0.005 and stable.span_s < 10 * ss.MIN_GROUP_SECONDS
     assert stable.n_stop - stable.k <= 21              # stops as soon as the warm-up allows
     settle = result("settling_clock")
     assert settle.converged and settle.warmup_s >= 0.2
-    white = result("noise_2pct")    # windows disagree by 2%, the mean of 50 is known to 0.5%
-    assert white.converged and white.ci <= 0.005 < white.cv and white.elapsed_s < 2.0
+    white = result("noise_2pct")    # windows disagree by 2%: the ci decides once S lasts 3 s
+    assert white.converged and white.ci <= 0.005 < white.cv and 3.0 <= white.span_s < 3.1
     drift = result("linear_drift")
     assert not drift.converged and drift.elapsed_s >= 10.0 and drift.drift > 0.005
     assert drift.elapsed_s - CASES["linear_drift"][1][drift.n_stop - 1] * 10 < 10.0  # first past it
@@ -107,12 +108,13 @@ def test_scenarios_behave_as_the_protocol_says(monkeypatch):
     one = result("one_window")
     assert (one.k, one.cv, one.ci, one.drift, one.converged) == (1, 0.0, 0.0, 0.0, False)
     capped = result("power_capped")   # v1 (cv <= 0.5%) would run into the time-out
-    assert capped.converged and capped.elapsed_s < 5.0 and capped.ci <= 0.005 < capped.cv
+    assert capped.converged and capped.ci <= 0.005 < capped.cv
+    assert 3.0 <= capped.span_s and capped.elapsed_s < 10.0
     settling = result("slow_settling")
     assert settling.converged and settling.drift > settling.ci
     real_stats = ss.window_stats
     monkeypatch.setattr(ss, "window_stats", lambda *a: real_stats(*a)[:3] + (0.0,))
-    assert result("slow_settling").n_stop < settling.n_stop - 20   # the drift check held it back
+    assert result("slow_settling").n_stop < settling.n_stop - 15   # the drift check held it back
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -169,6 +171,20 @@ def test_statistics_by_hand():
     m, cv, ci, drift = ss.window_stats([1.1, 0.9] * 10, 0, 20)
     assert ci == pytest.approx(0.0, abs=1e-15) and cv > 0.1
     assert ss.window_stats([3.0], 0, 1) == (3.0, 0.0, 0.0, 0.0)
+
+
+def test_ci_decides_only_once_each_group_lasts_0_3_s():
+    # Windows alternating +-10% (cv 10%) whose group means agree (ci ~0.1%) and whose halves too:
+    # only the span keeps the case running until S lasts G * 0.3 s = 3 s. Dyadic windows (2^-7 s)
+    # add exactly: S = 384 windows = 3.0 s at window 767 (E = 5.99 s, so E / 2 < 3 s).
+    rule = ss.SteadyState(ss.Options())
+    r, n = None, 0
+    while r is None:
+        r = rule.add(1e-3 * (1.1 if n % 2 else 0.9), 2.0 ** -7)
+        n += 1
+    assert ss.MIN_GROUP_SECONDS == 0.3
+    assert (r.n_stop, r.k, r.span_s, r.converged) == (767, 384, 3.0, True)
+    assert r.ci <= 0.005 < r.cv and r.drift <= 0.005
 
 
 def test_drift_alone_keeps_a_case_running():
