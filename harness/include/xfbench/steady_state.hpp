@@ -3,18 +3,20 @@
 //
 // A case runs in windows of `batch` back-to-back launches. After each window the rule measures the
 // later half of the run so far (at least `min_time`, at least `groups` windows): it stops once the
-// windows before it — the warm-up — lasted `min_warmup`, and the mean launch time is known: the
-// ~95% interval of the mean from `groups` batch means (ci, which allows for the slow wander of a
-// clock under a power cap) and the difference between the means of its two halves (drift, a clock
-// still settling) both within `max_noise`. A case that is not steady by `timeout` stops there and
-// is reported as noisy. The windows' own relative standard deviation (cv) is reported too.
-// Pure arithmetic: no GPU.
+// windows before it — the warm-up — lasted `min_warmup`, the means of the span's two halves differ
+// by at most `max_noise` (drift: a clock still settling), and either the windows themselves are
+// steady (their relative standard deviation, cv, within `max_noise`) or the mean is known within
+// `max_noise`: the ~95% interval from `groups` batch means (ci), trusted only once each group lasts
+// kMinGroupSeconds, much longer than the ~100 ms wander of a clock under a power cap. A case that
+// is not steady by `timeout` stops there and is reported as noisy. Pure arithmetic: no GPU.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 namespace xfbench {
+
+constexpr double kMinGroupSeconds = 0.3;
 
 struct SteadyStateOptions {
   double min_time = 0.5;    // seconds of measured windows (at least; half the run once longer)
