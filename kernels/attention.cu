@@ -121,11 +121,12 @@ BatchedProduct make_product(const AttentionDesc& d, bool trans_a, bool trans_b, 
   return p;
 }
 
+// probs may be null (nothing keeps P; see UnfusedAttention's `training`).
 template <class T>
-void softmax_forward(const AttentionDesc& d, void* probs, void* work, const float* mask,
-                     const void* bias, Dropout dropout, cudaStream_t stream) {
+void softmax_forward(const AttentionDesc& d, void* probs, void* work, const void* scores,
+                     const float* mask, const void* bias, Dropout dropout, cudaStream_t stream) {
   attention_softmax_forward<T>(static_cast<T*>(probs), static_cast<T*>(work),
-                               static_cast<const T*>(probs), d.padding_mask ? mask : nullptr,
+                               static_cast<const T*>(scores), d.padding_mask ? mask : nullptr,
                                d.bias ? static_cast<const T*>(bias) : nullptr, 1.f, d.causal,
                                dropout, d.B, d.NH, d.Sq, d.Sk, stream);
 }
@@ -142,13 +143,16 @@ void softmax_backward(const AttentionDesc& d, void* work, const void* probs, Dro
 
 struct UnfusedAttention::Impl {
   AttentionDesc d;
+  bool training = true;
   // Forward: scores, O = P·V. Backward: dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q.
   BatchedProduct scores, out, dv, dp, dq, dk;
 };
 
-UnfusedAttention::UnfusedAttention(const AttentionDesc& desc) : impl_(std::make_unique<Impl>()) {
+UnfusedAttention::UnfusedAttention(const AttentionDesc& desc, bool training)
+    : impl_(std::make_unique<Impl>()) {
   check_attention_desc(desc);
   const AttentionDesc& d = impl_->d = desc;
+  impl_->training = training;
   const float scale = d.softmax_scale();
   const Operand Q{d.q.s, d.q.b, d.q.h}, K{d.k.s, d.k.b, d.k.h}, V{d.v.s, d.v.b, d.v.h},
       O{d.o.s, d.o.b, d.o.h};
@@ -158,6 +162,7 @@ UnfusedAttention::UnfusedAttention(const AttentionDesc& desc) : impl_(std::make_
   // kernels run with scale 1 and the gradient products carry it instead.
   impl_->scores = make_product(d, false, true, d.Sq, d.Sk, d.HD, Q, K, P, scale);
   impl_->out = make_product(d, false, false, d.Sq, d.HD, d.Sk, P, V, O, 1.f);
+  if (!training) return;  // no backward: its plans are not needed
   impl_->dv = make_product(d, true, false, d.Sk, d.HD, d.Sq, P, O, V, 1.f);
   impl_->dp = make_product(d, false, true, d.Sq, d.Sk, d.HD, O, V, P, 1.f);
   impl_->dq = make_product(d, false, false, d.Sq, d.HD, d.Sk, P, K, Q, scale);
@@ -182,10 +187,13 @@ void UnfusedAttention::forward(void* o, void* probs, void* work, const void* q, 
       (d.dropout > 0.f && !work))
     XF_THROW(InvalidArgument, "attention forward: missing tensor");
   impl_->scores.run(stream, q, k, probs, 2);
+  // Without a backward, P itself is needed only when no dropout follows: with dropout the
+  // softmax writes only dropout(P), one score-sized write less.
+  void* keep = impl_->training || d.dropout == 0.f ? probs : nullptr;
   if (d.precision == Precision::fp16)
-    softmax_forward<__half>(d, probs, work, mask, bias, dropout, stream);
+    softmax_forward<__half>(d, keep, work, probs, mask, bias, dropout, stream);
   else
-    softmax_forward<__nv_bfloat16>(d, probs, work, mask, bias, dropout, stream);
+    softmax_forward<__nv_bfloat16>(d, keep, work, probs, mask, bias, dropout, stream);
   impl_->out.run(stream, d.dropout > 0.f ? work : probs, v, o, 2);
 }
 
@@ -194,6 +202,7 @@ void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* work, const 
                                 Dropout dropout, cudaStream_t stream) const {
   const AttentionDesc& d = impl_->d;
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "attention: dropout.p differs from desc");
+  if (!impl_->training) XF_THROW(InvalidArgument, "attention backward: built without training");
   if (!dq || !dk || !dv || !work || !dout || !probs || !q || !k || !v)
     XF_THROW(InvalidArgument, "attention backward: missing tensor");
   impl_->dv.run(stream, d.dropout > 0.f ? work : probs, dout, dv, 2);  // before work is reused

@@ -67,7 +67,9 @@ double attention_core_flops(const AttentionDesc& d);
 class UnfusedAttention {
  public:
   // Builds the GEMM plans (outside timed regions). Throws InvalidArgument on a bad description.
-  explicit UnfusedAttention(const AttentionDesc& desc);
+  // Without `training` (forward only, as under torch.no_grad) no backward can follow: with
+  // dropout the forward then leaves `probs` holding the raw scores and writes only dropout(P).
+  explicit UnfusedAttention(const AttentionDesc& desc, bool training = true);
   ~UnfusedAttention();
   UnfusedAttention(const UnfusedAttention&) = delete;
   UnfusedAttention& operator=(const UnfusedAttention&) = delete;

@@ -242,9 +242,9 @@ void TransformerBlock::Impl::make_attention(bool train) {
   attn.dropout = c.attention_dropout;
   attn.causal = c.causal;
   if (c.backend == AttentionBackend::unfused) {
-    unfused = std::make_unique<UnfusedAttention>(attn);
-    // The scores become the probabilities in place; the second buffer holds their dropout, and
-    // is the backward's scratch.
+    unfused = std::make_unique<UnfusedAttention>(attn, train);
+    // The scores become the probabilities in place (forward only with dropout: the scores stay,
+    // nothing keeps P); the second buffer holds their dropout, and is the backward's scratch.
     alloc("probs", unfused->probs_elements(), elem);
     if (train || c.attention_dropout > 0.f) alloc("probs_work", unfused->probs_elements(), elem);
   } else if (c.backend == AttentionBackend::flash) {

@@ -428,6 +428,27 @@ TYPED_TEST(Attention, FlashAgreesWithUnfusedUnderDropout) {
   EXPECT_NE(pr.o.host(), a);
 }
 
+// Forward only (no training): the same O from one score-sized write less; P is not kept (the
+// buffer keeps the raw scores), and a backward is refused.
+TYPED_TEST(Attention, UnfusedForwardOnlyGivesTheSameOutput) {
+  using T = TypeParam;
+  const Case c{2, 4, 256, 64, xk::QkvLayout::bshd, false, true, false, 0.1f};  // causal: GPT-2
+  Problem<T> pr(c);
+  xk::UnfusedAttention train(pr.desc), infer(pr.desc, false);
+  Dev<T> probs(train.probs_elements()), work(train.probs_elements()), o2(pr.o_n);
+  Dev<T> probs2(train.probs_elements());
+  const xk::Dropout drop{0.1f, 99, 5};
+  train.forward(pr.o.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
+                nullptr, drop, nullptr);
+  infer.forward(o2.get(), probs2.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
+                nullptr, drop, nullptr);
+  EXPECT_EQ(pr.o.host(), o2.host());       // bit for bit
+  EXPECT_NE(probs.host(), probs2.host());  // P was not written: the scores are still there
+  EXPECT_THROW(infer.backward(o2.get(), o2.get(), o2.get(), work.get(), o2.get(), probs2.get(),
+                              pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr),
+               xfbench::InvalidArgument);
+}
+
 TEST(Attention, FlashRejectsWhatItCannotRun) {
   auto d = xk::self_attention_desc(xk::Precision::fp16, 2, 4, 128, 64, xk::QkvLayout::bshd);
   auto with = [&](auto edit) {
