@@ -276,13 +276,15 @@ void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collect
   } else {
     n = std::max(1, device_count());
   }
+  // The default suite holds the first dtype's collectives when there are ranks to talk to; a
+  // 1-rank baseline (one GPU) runs only when a filter selects it.
   for (Collective op : ops) {
     for (Dtype t : dtypes) {
       for (std::size_t b : sizes.all) {
         NcclCase c{op, t, b};
         add_case(
             nccl_name(op, t, n, b), [c, gpus](benchmark::State& s) { run_nccl_case(s, c, gpus); },
-            Needs::gpu, t == dtypes.front() ? sizes.suite(b) : Suite::extended);
+            Needs::gpu, n >= 2 && t == dtypes.front() ? sizes.suite(b) : Suite::extended);
       }
     }
   }

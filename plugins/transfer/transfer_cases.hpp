@@ -31,7 +31,7 @@ void register_memcpy_cases(const Sizes& sizes);
 void register_p2p_cases(const std::vector<int>& gpus, const Sizes& sizes,
                         const P2POptions& options);
 void register_topology_case(const std::vector<int>& gpus);
-// The default suite holds the first dtype's cases.
+// The default suite holds the first dtype's cases (with two ranks or more).
 void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collective>& ops,
                          const std::vector<Dtype>& dtypes, const Sizes& sizes);
 
