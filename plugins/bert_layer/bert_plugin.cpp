@@ -25,18 +25,8 @@ void register_cases() {
   model.set_dropout(
       float(flag_int("bert_dropout_pct", 10, "BertLayer dropout in percent (training mode: 10)")) /
       100.f);
-  const std::vector<int> seqs =
-      block::int_list_flag("bert_seqs", "BertLayer sequence lengths (default 128,512)", {128, 512});
-  const std::vector<int> batches =
-      block::int_list_flag("bert_batches", "BertLayer batch sizes (default 2,4,8,16,32,64,128)",
-                           {2, 4, 8, 16, 32, 64, 128});
-  const std::vector<std::string> dtypes = block::choice_list_flag(
-      "bert_dtypes", "BertLayer dtypes (default fp16,bf16)", {"fp16", "bf16"}, {"fp16", "bf16"});
-  const std::vector<std::string> backends = block::choice_list_flag(
-      "bert_backends", "BertLayer attention backends (default unfused,fused,flash)",
-      {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
-  const bool search =
-      flag_bool("bert_search", true, "BertLayer: search cuBLASLt algorithms per GEMM first");
+  const block::LayerSweep sweep =
+      block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128});
   const bool default_model =
       model.hidden == 1024 && model.heads == 16 && model.intermediate == 4096;
   const std::string model_tag = default_model ? ""
@@ -51,37 +41,17 @@ void register_cases() {
 
   // The default suite: the seeds' headline shapes (seq 512 batch 64, seq 128 batch 128) and the
   // parts in fp16; every case when seqs, batches or dtypes are given by flag.
-  const bool all_core = block::flag_given("bert_seqs") || block::flag_given("bert_batches") ||
-                        block::flag_given("bert_dtypes");
-  auto suite = [&](const std::string& d, int seq, int batch) {
-    const bool headline = (seq == 512 && batch == 64) || (seq == 128 && batch == 128);
-    return all_core || (d == "fp16" && headline) ? Suite::core : Suite::extended;
-  };
-  for (const std::string& d : dtypes) {
-    for (const std::string& be : backends) {
-      for (const char* pass : {"fwd", "fwdbwd"}) {
-        for (int seq : seqs) {
-          for (int batch : batches) {
-            BlockCase s{model, BlockPart::layer, std::string(pass) == "fwdbwd", search,
-                        suite(d, seq, batch)};
-            s.config.precision = block::precision_of(d);
-            s.config.backend = block::backend_of(be);
-            s.config.seq = seq, s.config.batch = batch;
-            block::add_block_case("BertLayer/" + be + "/" + d + "/" + pass +
-                                      "/seq:" + std::to_string(seq) +
-                                      "/batch:" + std::to_string(batch) + model_tag,
-                                  s);
-          }
-        }
-      }
-    }
+  block::add_layer_cases("BertLayer", model, sweep, model_tag, [](int seq, int batch) {
+    return (seq == 512 && batch == 64) || (seq == 128 && batch == 128);
+  });
+  for (const std::string& d : sweep.dtypes) {
     // The seeds' parts table: batch 64, seq 128, forward; attention with each backend.
     for (BlockPart part :
          {BlockPart::dense, BlockPart::dense_gelu, BlockPart::ffn, BlockPart::attention}) {
-      for (const std::string& be : backends) {
-        if (part != BlockPart::attention && be != backends.front()) continue;
-        BlockCase s{model, part, false, search,
-                    all_core || d == "fp16" ? Suite::core : Suite::extended};
+      for (const std::string& be : sweep.backends) {
+        if (part != BlockPart::attention && be != sweep.backends.front()) continue;
+        BlockCase s{model, part, false, sweep.search,
+                    sweep.given || d == "fp16" ? Suite::core : Suite::extended};
         s.config.precision = block::precision_of(d);
         s.config.backend = block::backend_of(be);
         s.config.seq = 128, s.config.batch = 64;

@@ -37,6 +37,43 @@ void run_case(benchmark::State& state, const Spec& spec) {
   state.counters["mem_GB"] = block.device_bytes() / 1e9;
 }
 
+// --xfbench_<flag>=a,b,... as positive integers; `fallback` when not given.
+std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
+                               std::vector<int> fallback) {
+  std::vector<std::string> given = flag_list(flag, help);
+  if (given.empty()) return fallback;
+  std::vector<int> out;
+  for (const std::string& g : given) {
+    char* end = nullptr;
+    long v = std::strtol(g.c_str(), &end, 10);
+    if (g.empty() || *end != '\0' || v <= 0 || v > 1 << 20) {
+      XF_THROW(InvalidArgument, "--xfbench_" + flag + ": '" + g + "' is not a positive integer");
+    }
+    out.push_back(int(v));
+  }
+  return out;
+}
+
+// --xfbench_<flag>=a,b,... each one of `allowed`; `fallback` when not given.
+std::vector<std::string> choice_list_flag(const std::string& flag, const std::string& help,
+                                          std::vector<std::string> fallback,
+                                          const std::vector<std::string>& allowed) {
+  std::vector<std::string> given = flag_list(flag, help);
+  if (given.empty()) return fallback;
+  for (const std::string& g : given) {
+    bool ok = false;
+    for (const std::string& a : allowed) ok = ok || a == g;
+    if (!ok) XF_THROW(InvalidArgument, "--xfbench_" + flag + ": unknown value '" + g + "'");
+  }
+  return given;
+}
+
+std::string joined(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
 }  // namespace
 
 void add_block_case(const std::string& name, const BlockCase& c) {
@@ -51,37 +88,48 @@ void add_block_case(const std::string& name, const BlockCase& c) {
       name, [spec](benchmark::State& s) { run_case(s, spec); }, Needs::gpu, c.suite);
 }
 
-bool flag_given(const char* flag) { return !flag_list(flag, "").empty(); }
-
-std::vector<int> int_list_flag(const char* flag, const std::string& help,
-                               std::vector<int> fallback) {
-  std::vector<std::string> given = flag_list(flag, help);
-  if (given.empty()) return fallback;
-  std::vector<int> out;
-  for (const std::string& g : given) {
-    char* end = nullptr;
-    long v = std::strtol(g.c_str(), &end, 10);
-    if (g.empty() || *end != '\0' || v <= 0 || v > 1 << 20) {
-      XF_THROW(InvalidArgument,
-               std::string("--xfbench_") + flag + ": '" + g + "' is not a positive integer");
-    }
-    out.push_back(int(v));
+LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
+                             const std::vector<int>& seqs, const std::vector<int>& batches) {
+  LayerSweep s;
+  s.seqs = int_list_flag(prefix + "_seqs",
+                         family + " sequence lengths (default " + joined(seqs) + ")", seqs);
+  s.batches = int_list_flag(prefix + "_batches",
+                            family + " batch sizes (default " + joined(batches) + ")", batches);
+  s.dtypes = choice_list_flag(prefix + "_dtypes", family + " dtypes (default fp16,bf16)",
+                              {"fp16", "bf16"}, {"fp16", "bf16"});
+  s.backends = choice_list_flag(prefix + "_backends",
+                                family + " attention backends (default unfused,fused,flash)",
+                                {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
+  s.search =
+      flag_bool(prefix + "_search", true, family + ": search cuBLASLt algorithms per GEMM first");
+  for (const char* dim : {"_seqs", "_batches", "_dtypes"}) {
+    s.given = s.given || !flag_list(prefix + dim, "").empty();
   }
-  return out;
+  return s;
 }
 
-std::vector<std::string> choice_list_flag(const char* flag, const std::string& help,
-                                          std::vector<std::string> fallback,
-                                          const std::vector<std::string>& allowed) {
-  std::vector<std::string> given = flag_list(flag, help);
-  if (given.empty()) return fallback;
-  for (const std::string& g : given) {
-    bool ok = false;
-    for (const std::string& a : allowed) ok = ok || a == g;
-    if (!ok)
-      XF_THROW(InvalidArgument, std::string("--xfbench_") + flag + ": unknown value '" + g + "'");
+void add_layer_cases(const std::string& family, const kernels::BlockConfig& model,
+                     const LayerSweep& sweep, const std::string& model_tag,
+                     const std::function<bool(int seq, int batch)>& headline) {
+  for (const std::string& d : sweep.dtypes) {
+    for (const std::string& be : sweep.backends) {
+      for (const char* pass : {"fwd", "fwdbwd"}) {
+        for (int seq : sweep.seqs) {
+          for (int batch : sweep.batches) {
+            const bool core = sweep.given || (d == "fp16" && headline(seq, batch));
+            BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd",
+                        sweep.search, core ? Suite::core : Suite::extended};
+            s.config.precision = precision_of(d);
+            s.config.backend = backend_of(be);
+            s.config.seq = seq, s.config.batch = batch;
+            add_block_case(family + "/" + be + "/" + d + "/" + pass + "/seq:" +
+                               std::to_string(seq) + "/batch:" + std::to_string(batch) + model_tag,
+                           s);
+          }
+        }
+      }
+    }
   }
-  return given;
 }
 
 kernels::AttentionBackend backend_of(const std::string& name) {

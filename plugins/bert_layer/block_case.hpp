@@ -2,6 +2,7 @@
 // plugins share besides their flags and names.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,18 +26,25 @@ struct BlockCase {
 // mem_GB (the block's parameters, gradients and activations).
 void add_block_case(const std::string& name, const BlockCase& spec);
 
-// Whether --xfbench_<flag> was given (a swept dimension given by flag puts every case it makes
-// in the default suite).
-bool flag_given(const char* flag);
+// The swept dimensions of a block family's layer cases, from --xfbench_<prefix>_seqs, _batches,
+// _dtypes (fp16, bf16), _backends (unfused, fused, flash) and _search.
+struct LayerSweep {
+  std::vector<int> seqs, batches;
+  std::vector<std::string> dtypes, backends;
+  bool search = true;
+  bool given = false;  // seqs, batches or dtypes given by flag: every case is in the default suite
+};
+// Reads the flags (help texts name `family` and the defaults). Throws InvalidArgument naming a
+// bad flag value.
+LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
+                             const std::vector<int>& seqs, const std::vector<int>& batches);
 
-// --xfbench_<flag>=a,b,... as positive integers; `fallback` when not given. Throws
-// InvalidArgument naming the flag and the bad item.
-std::vector<int> int_list_flag(const char* flag, const std::string& help,
-                               std::vector<int> fallback);
-// --xfbench_<flag>=a,b,... each one of `allowed`; `fallback` when not given.
-std::vector<std::string> choice_list_flag(const char* flag, const std::string& help,
-                                          std::vector<std::string> fallback,
-                                          const std::vector<std::string>& allowed);
+// Adds <family>/<backend>/<dtype>/<fwd|fwdbwd>/seq:S/batch:B<model_tag> for every combination of
+// the sweep. The default suite holds the fp16 cases whose (seq, batch) is `headline`, or every
+// case when the sweep was given by flag.
+void add_layer_cases(const std::string& family, const kernels::BlockConfig& model,
+                     const LayerSweep& sweep, const std::string& model_tag,
+                     const std::function<bool(int seq, int batch)>& headline);
 
 kernels::AttentionBackend backend_of(const std::string& name);  // "unfused", "fused", "flash"
 kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16"

@@ -69,17 +69,8 @@ void register_cases() {
                                    "GPT2Block attn_pdrop and resid_pdrop in percent (training "
                                    "mode: 10)")) /
                     100.f);
-  const std::vector<int> seqs = block::int_list_flag(
-      "gpt2_seqs", "GPT2Block sequence lengths (default 512,1024)", {512, 1024});
-  const std::vector<int> batches = block::int_list_flag(
-      "gpt2_batches", "GPT2Block batch sizes (default 2,4,8,16,32,64)", {2, 4, 8, 16, 32, 64});
-  const std::vector<std::string> dtypes = block::choice_list_flag(
-      "gpt2_dtypes", "GPT2Block dtypes (default fp16,bf16)", {"fp16", "bf16"}, {"fp16", "bf16"});
-  const std::vector<std::string> backends = block::choice_list_flag(
-      "gpt2_backends", "GPT2Block attention backends (default unfused,fused,flash)",
-      {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
-  const bool search =
-      flag_bool("gpt2_search", true, "GPT2Block: search cuBLASLt algorithms per GEMM first");
+  const block::LayerSweep sweep =
+      block::layer_sweep_flags("gpt2", "GPT2Block", {512, 1024}, {2, 4, 8, 16, 32, 64});
   kernels::check_block_config([&] {  // model dimensions alone, before any case exists
     BlockConfig c = model;
     c.backend = kernels::AttentionBackend::unfused;
@@ -88,28 +79,8 @@ void register_cases() {
 
   // The default suite: batch 64 at both seqs in fp16 (the seeds' headline column); every case
   // when seqs, batches or dtypes are given by flag.
-  const bool all_core = block::flag_given("gpt2_seqs") || block::flag_given("gpt2_batches") ||
-                        block::flag_given("gpt2_dtypes");
-  for (const std::string& d : dtypes) {
-    for (const std::string& be : backends) {
-      for (const char* pass : {"fwd", "fwdbwd"}) {
-        for (int seq : seqs) {
-          for (int batch : batches) {
-            const bool core = all_core || (d == "fp16" && batch == 64);
-            BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd", search,
-                        core ? Suite::core : Suite::extended};
-            s.config.precision = block::precision_of(d);
-            s.config.backend = block::backend_of(be);
-            s.config.seq = seq, s.config.batch = batch;
-            block::add_block_case("GPT2Block/" + be + "/" + d + "/" + pass +
-                                      "/seq:" + std::to_string(seq) +
-                                      "/batch:" + std::to_string(batch) + model_tag,
-                                  s);
-          }
-        }
-      }
-    }
-  }
+  block::add_layer_cases("GPT2Block", model, sweep, model_tag,
+                         [](int, int batch) { return batch == 64; });
 }
 
 }  // namespace
