@@ -41,6 +41,28 @@ const char* to_string(BlockPart p) {
 
 const char* to_string(NormPlacement p) { return p == NormPlacement::pre ? "pre-LN" : "post-LN"; }
 
+const char* to_string(TensorRole r) {
+  switch (r) {
+    case TensorRole::input:
+      return "input";
+    case TensorRole::output:
+      return "output";
+    case TensorRole::input_grad:
+      return "input gradient";
+    case TensorRole::output_grad:
+      return "output gradient";
+    case TensorRole::parameter:
+      return "parameter";
+    case TensorRole::gradient:
+      return "gradient";
+    case TensorRole::saved:
+      return "saved";
+    case TensorRole::scratch:
+      return "scratch";
+  }
+  return "?";
+}
+
 std::string BlockConfig::describe() const {
   return name + " hidden " + std::to_string(hidden) + ", heads " + std::to_string(heads) +
          ", intermediate " + std::to_string(intermediate) + ", batch " + std::to_string(batch) +
@@ -132,7 +154,7 @@ namespace {
 // Dropout sites of a step: independent Philox streams.
 enum Site : std::uint64_t { kAttentionProbs, kAttentionOut, kFfnOut, kSites };
 Dropout site(const BlockConfig& c, std::uint64_t step, Site s) {
-  return Dropout{s == kAttentionProbs ? c.attention_dropout : c.residual_dropout, 0x5eedULL,
+  return Dropout{s == kAttentionProbs ? c.attention_dropout : c.residual_dropout, c.dropout_seed,
                  step * kSites + s};
 }
 
@@ -144,9 +166,16 @@ bool has_ffn(BlockPart p) { return p != BlockPart::attention; }
 struct TransformerBlock::Impl {
   BlockConfig c;
   BlockPart part;
+  TensorPlacement place;
   std::size_t elem;  // bytes per element of the storage type
-  std::map<std::string, std::pair<void*, std::size_t>> tensors;  // name -> (pointer, elements)
-  std::size_t bytes = 0;
+  struct Tensor {
+    void* p;
+    std::size_t elements, bytes;
+    TensorRole role;
+    bool owned;  // allocated here (else placed by the caller)
+  };
+  std::map<std::string, Tensor> tensors;
+  std::size_t bytes = 0, owned_bytes = 0;
   std::unique_ptr<UnfusedAttention> unfused;
   std::unique_ptr<CudnnAttention> fused;
   std::unique_ptr<FlashAttention> flash;
@@ -156,9 +185,11 @@ struct TransformerBlock::Impl {
   Gemm *d_down_w = nullptr, *d_down_x = nullptr, *d_up_w = nullptr, *d_up_x = nullptr;
   Gemm *d_proj_w = nullptr, *d_proj_x = nullptr, *d_qkv_w = nullptr, *d_qkv_x = nullptr;
 
-  Impl(const BlockConfig& config, BlockPart p) : c(config), part(p), elem(2) {}
+  Impl(const BlockConfig& config, BlockPart p, const TensorPlacement& pl)
+      : c(config), part(p), place(pl), elem(2) {}
   ~Impl() {
-    for (auto& kv : tensors) cudaFree(kv.second.first);
+    for (auto& kv : tensors)
+      if (kv.second.owned) cudaFree(kv.second.p);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
     if (side) cudaStreamDestroy(side);
   }
@@ -166,21 +197,27 @@ struct TransformerBlock::Impl {
   bool pre() const { return c.placement == NormPlacement::pre; }
   Gelu gelu() const { return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf; }
 
-  void* alloc(const std::string& name, std::size_t n, std::size_t elem_bytes) {
-    void* p = nullptr;
-    cudaError_t err = cudaMalloc(&p, n * elem_bytes);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      XF_THROW(Unsupported, c.describe() + ": out of device memory allocating " + name + " (" +
-                                std::to_string((n * elem_bytes) >> 20) + " MiB)");
+  // The caller's placement, else a cudaMalloc of this block's own.
+  void* alloc(const std::string& name, std::size_t n, std::size_t elem_bytes, TensorRole role) {
+    const std::size_t size = n * elem_bytes;
+    void* p = place ? place(name, role, size) : nullptr;
+    const bool owned = p == nullptr;
+    if (owned) {
+      cudaError_t err = cudaMalloc(&p, size);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        XF_THROW(Unsupported, c.describe() + ": out of device memory allocating " + name + " (" +
+                                  std::to_string(size >> 20) + " MiB)");
+      }
+      owned_bytes += size;
     }
-    tensors[name] = {p, n};
-    bytes += n * elem_bytes;
+    tensors[name] = {p, n, size, role, owned};
+    bytes += size;
     return p;
   }
   void* t(const char* name) const {
     auto it = tensors.find(name);
-    return it == tensors.end() ? nullptr : it->second.first;
+    return it == tensors.end() ? nullptr : it->second.p;
   }
   template <class U = void>
   U* at(const char* name) const {
@@ -245,8 +282,11 @@ void TransformerBlock::Impl::make_attention(bool train) {
     unfused = std::make_unique<UnfusedAttention>(attn, train);
     // The scores become the probabilities in place (forward only with dropout: the scores stay,
     // nothing keeps P); the second buffer holds their dropout, and is the backward's scratch.
-    alloc("probs", unfused->probs_elements(), elem);
-    if (train || c.attention_dropout > 0.f) alloc("probs_work", unfused->probs_elements(), elem);
+    alloc("probs", unfused->probs_elements(), elem, TensorRole::saved);
+    // dV reads the dropped probabilities: saved when a backward follows.
+    if (train || c.attention_dropout > 0.f)
+      alloc("probs_work", unfused->probs_elements(), elem,
+            train ? TensorRole::saved : TensorRole::scratch);
   } else if (c.backend == AttentionBackend::flash) {
     flash = std::make_unique<FlashAttention>(attn);
     if (train && !flash->has_backward())  // a fact of the backend, not of this shape
@@ -254,19 +294,20 @@ void TransformerBlock::Impl::make_attention(bool train) {
                c.name + ": xfbench's flash attention backward " +
                    (flash->uses_wgmma() ? "does not take this mask here" : "needs a Hopper GPU"));
     if (train) {
-      alloc("stats", flash->stats_elements(), 4);
-      alloc("attn_delta", flash->stats_elements(), 4);
-      alloc("attn_keep", std::max<std::size_t>(flash->keep_bytes(), 16), 1);
+      alloc("stats", flash->stats_elements(), 4, TensorRole::saved);
+      alloc("attn_delta", flash->stats_elements(), 4, TensorRole::scratch);
+      alloc("attn_keep", std::max<std::size_t>(flash->keep_bytes(), 16), 1, TensorRole::saved);
     }
   } else {
     fused = std::make_unique<CudnnAttention>(attn, train);
-    if (train) alloc("stats", fused->stats_elements(), 4);
-    alloc("attn_ws", std::max<std::size_t>(fused->workspace_bytes(), 16), 1);
+    if (train) alloc("stats", fused->stats_elements(), 4, TensorRole::saved);
+    alloc("attn_ws", std::max<std::size_t>(fused->workspace_bytes(), 16), 1, TensorRole::scratch);
   }
 }
 
-TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part)
-    : impl_(std::make_unique<Impl>(config, part)) {
+TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
+                                   const TensorPlacement& place)
+    : impl_(std::make_unique<Impl>(config, part, place)) {
   check_block_config(config, part);
   Impl& m = *impl_;
   const BlockConfig& c = m.c;
@@ -275,31 +316,32 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part)
       part == BlockPart::layer || part == BlockPart::ffn || part == BlockPart::attention;
   // Forward only (no_grad): no gradients, and nothing saved for a backward.
   const bool train = whole && c.backward;
+  constexpr TensorRole saved = TensorRole::saved, scratch = TensorRole::scratch;
   auto param = [&](const char* name, std::size_t n) {
-    m.alloc(name, n, m.elem);
-    if (train) m.alloc(std::string("d") + name, n, m.elem);
+    m.alloc(name, n, m.elem, TensorRole::parameter);
+    if (train) m.alloc(std::string("d") + name, n, m.elem, TensorRole::gradient);
   };
   auto stats = [&](const char* mean, const char* rstd) {
-    m.alloc(mean, T, 4), m.alloc(rstd, T, 4);
+    m.alloc(mean, T, 4, saved), m.alloc(rstd, T, 4, saved);
   };
-  m.alloc("x", T * H, m.elem);
-  if (train) m.alloc("dx", T * H, m.elem);
+  m.alloc("x", T * H, m.elem, TensorRole::input);
+  if (train) m.alloc("dx", T * H, m.elem, TensorRole::input_grad);
   if (has_attention(part)) {
     param("wqkv", 3 * H * H), param("bqkv", 3 * H), param("wo", H * H), param("bo", H);
     param("ln1_w", H), param("ln1_b", H);
     // post: h1 = LN1(z1), z1 saved; pre: norm1 = LN1(x) feeds the attention, h1 is the residual.
-    if (m.pre()) m.alloc("norm1", T * H, m.elem);
-    if (train && !m.pre()) m.alloc("z1", T * H, m.elem);
+    if (m.pre()) m.alloc("norm1", T * H, m.elem, saved);
+    if (train && !m.pre()) m.alloc("z1", T * H, m.elem, saved);
     if (train) stats("mean1", "rstd1");
-    m.alloc("qkv", T * 3 * H, m.elem), m.alloc("ctx", T * H, m.elem),
-        m.alloc("proj", T * H, m.elem);
-    m.alloc("h1", T * H, m.elem);
+    m.alloc("qkv", T * 3 * H, m.elem, saved), m.alloc("ctx", T * H, m.elem, saved);
+    m.alloc("proj", T * H, m.elem, scratch);
+    m.alloc("h1", T * H, m.elem, saved);
     m.make_attention(train);
     m.qkv = m.plan(T, 3 * H, H, false, true, Epilogue::bias);
     m.proj = m.plan(T, H, H, false, true, Epilogue::none);
     if (train) {
-      m.alloc("dqkv", T * 3 * H, m.elem), m.alloc("dctx", T * H, m.elem),
-          m.alloc("dproj", T * H, m.elem);
+      m.alloc("dqkv", T * 3 * H, m.elem, scratch), m.alloc("dctx", T * H, m.elem, scratch),
+          m.alloc("dproj", T * H, m.elem, scratch);
       m.d_qkv_w = m.plan(3 * H, H, T, true, false,
                          qkv_bias_by_epilogue(c) ? Epilogue::bgrad_a : Epilogue::none, true);
       m.d_qkv_x = m.plan(T, H, 3 * H, false, false, Epilogue::none);
@@ -313,22 +355,23 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part)
     // epilogue slows this GEMM by up to 20% at 32k tokens; the GELU kernel adds it for free), kept
     // for the GELU backward. Without a backward, GELU runs in place on "act".
     const bool dense_only = part == BlockPart::dense;
-    if (dense_only || train) m.alloc("pre", T * I, m.elem);
-    if (!dense_only) m.alloc("act", T * I, m.elem);
+    if (dense_only || train) m.alloc("pre", T * I, m.elem, dense_only ? TensorRole::output : saved);
+    if (!dense_only)
+      m.alloc("act", T * I, m.elem, part == BlockPart::dense_gelu ? TensorRole::output : saved);
     m.up = m.plan(T, I, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
     if (part == BlockPart::layer || part == BlockPart::ffn) {
       param("wout", H * I), param("bout", H), param("ln2_w", H), param("ln2_b", H);
       // post: out = LN2(z2), z2 saved; pre: norm2 = LN2(h1) feeds the FFN.
-      if (m.pre()) m.alloc("norm2", T * H, m.elem);
-      if (train && !m.pre()) m.alloc("z2", T * H, m.elem);
+      if (m.pre()) m.alloc("norm2", T * H, m.elem, saved);
+      if (train && !m.pre()) m.alloc("z2", T * H, m.elem, saved);
       if (train) stats("mean2", "rstd2");
-      m.alloc("o2", T * H, m.elem);
+      m.alloc("o2", T * H, m.elem, scratch);
       m.down = m.plan(T, H, I, false, true, Epilogue::none);
       if (train) {
-        m.alloc("dh1", T * H, m.elem), m.alloc("do2", T * H, m.elem),
-            m.alloc("dact", T * I, m.elem);
+        m.alloc("dh1", T * H, m.elem, scratch), m.alloc("do2", T * H, m.elem, scratch),
+            m.alloc("dact", T * I, m.elem, scratch);
         // pre: the gradient of norm2, later of norm1 (one buffer: the first is spent by then).
-        if (m.pre()) m.alloc("dnorm", T * H, m.elem);
+        if (m.pre()) m.alloc("dnorm", T * H, m.elem, scratch);
         m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
         m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
         m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
@@ -336,15 +379,15 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part)
       }
     }
   }
-  if (whole) m.alloc("out", T * H, m.elem);
-  if (train) m.alloc("dout", T * H, m.elem);
+  if (whole) m.alloc("out", T * H, m.elem, TensorRole::output);
+  if (train) m.alloc("dout", T * H, m.elem, TensorRole::output_grad);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
-  m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1);
+  m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
   if (train)  // the side stream's column sums (bias gradients) run beside the main stream's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
                 std::min(std::max(3 * c.hidden, c.intermediate), kMaxBiasGradWidth)),
-            1);
+            1, scratch);
 }
 
 TransformerBlock::~TransformerBlock() = default;
@@ -352,11 +395,23 @@ TransformerBlock::~TransformerBlock() = default;
 const BlockConfig& TransformerBlock::config() const { return impl_->c; }
 BlockPart TransformerBlock::part() const { return impl_->part; }
 std::size_t TransformerBlock::device_bytes() const { return impl_->bytes; }
+std::size_t TransformerBlock::owned_bytes() const { return impl_->owned_bytes; }
 
 void* TransformerBlock::tensor(const std::string& name) const { return impl_->t(name.c_str()); }
 std::size_t TransformerBlock::elements(const std::string& name) const {
   auto it = impl_->tensors.find(name);
-  return it == impl_->tensors.end() ? 0 : it->second.second;
+  return it == impl_->tensors.end() ? 0 : it->second.elements;
+}
+TensorRole TransformerBlock::role(const std::string& name) const {
+  auto it = impl_->tensors.find(name);
+  if (it == impl_->tensors.end())
+    XF_THROW(InvalidArgument, impl_->c.name + " has no tensor '" + name + "'");
+  return it->second.role;
+}
+std::vector<std::string> TransformerBlock::tensor_names() const {
+  std::vector<std::string> out;
+  for (const auto& kv : impl_->tensors) out.push_back(kv.first);
+  return out;
 }
 
 std::vector<std::string> TransformerBlock::parameters() const {

@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ struct BlockConfig {
   // each sublayer's output before its residual add (BERT hidden_dropout, GPT-2 resid_pdrop).
   float attention_dropout = 0.1f;
   float residual_dropout = 0.1f;
+  // The Philox seed of this block's masks: each layer of a model takes its own.
+  std::uint64_t dropout_seed = 0x5eed;
   // What T5 needs, not implemented yet (check_block_config rejects other values): RMSNorm without
   // bias (norm), linears without biases, scores without the 1/sqrt(head dim) scale, a ReLU or gated
   // FFN, dropout inside the FFN, a relative-position bias added to the scores, and the decoder's
@@ -98,13 +101,34 @@ void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer)
 // 8bsh² + 4bs²h. Backward is twice forward.
 double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer);
 
-// Parameters, activations and gradients on the device, owned by the block. Every tensor is
-// `T`-typed (fp16/bf16) except LayerNorm statistics (fp32).
+// What a block tensor is to a caller placing it (TensorPlacement).
+enum class TensorRole {
+  input,        // "x"; in a model, the previous layer's "out"
+  output,       // "out"
+  input_grad,   // "dx"
+  output_grad,  // "dout"; in a model, the next layer's "dx"
+  parameter,    // weights, biases, norm weights
+  gradient,     // "d<parameter>" (written, not accumulated, by each backward)
+  saved,        // written by the forward and read by the backward (checkpointing recomputes them)
+  scratch,      // temporaries of one forward or one backward: layers run one after another may
+                // share them (each backward joins its side stream before it returns)
+};
+const char* to_string(TensorRole r);
+
+// Where a block's tensor lives: device memory of at least `bytes`, 16-byte aligned, valid while
+// the block lives and not freed by it; nullptr lets the block allocate (and free) it. A training
+// step puts parameters and gradients in flat buffers, chains layers and shares scratch this way.
+using TensorPlacement =
+    std::function<void*(const std::string& name, TensorRole role, std::size_t bytes)>;
+
+// Parameters, activations and gradients on the device, owned by the block unless placed. Every
+// tensor is `T`-typed (fp16/bf16) except LayerNorm statistics (fp32).
 class TransformerBlock {
  public:
   // Throws as check_block_config, and Unsupported when the device lacks memory or the flash
   // backend has no backward here.
-  explicit TransformerBlock(const BlockConfig& config, BlockPart part = BlockPart::layer);
+  explicit TransformerBlock(const BlockConfig& config, BlockPart part = BlockPart::layer,
+                            const TensorPlacement& place = {});
   ~TransformerBlock();
   TransformerBlock(const TransformerBlock&) = delete;
   TransformerBlock& operator=(const TransformerBlock&) = delete;
@@ -130,8 +154,11 @@ class TransformerBlock {
   // Returns nullptr for a tensor the part does not have.
   void* tensor(const std::string& name) const;
   std::size_t elements(const std::string& name) const;
-  // Peak device bytes this block holds.
+  TensorRole role(const std::string& name) const;  // throws InvalidArgument for an unknown name
+  std::vector<std::string> tensor_names() const;
+  // Device bytes of this block's tensors, placed or not, and of those it allocated itself.
   std::size_t device_bytes() const;
+  std::size_t owned_bytes() const;
 
   struct Impl;  // implementation detail (transformer_block.cu)
 
