@@ -39,7 +39,7 @@ CONTEXT_KEYS = [
     "driver_version", "cuda_runtime", "cublas_version", "cudnn_version", "nccl_version",
     "xfbench_version", "xfbench_runner", "torch_version", "transformers_version",
     "xfbench_mode", "protocol_min_time", "protocol_max_noise_pct", "protocol_timeout",
-    "protocol_min_warmup", "protocol_window_ms", "host_name", "date",
+    "protocol_min_warmup", "protocol_capped_warmup", "protocol_window_ms", "host_name", "date",
 ]
 
 

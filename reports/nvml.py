@@ -101,6 +101,7 @@ class Sampler:
     def __init__(self, nvml):
         self.nvml = nvml
         self.samples = []
+        self.reasons_seen = 0   # clock-event reason bits of every sample so far
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -109,6 +110,7 @@ class Sampler:
             s = self.nvml.sample()
             if s is not None:
                 self.samples.append(s)
+                self.reasons_seen |= s.reasons
             if self._stop.wait(SAMPLE_PERIOD_S):
                 return
 

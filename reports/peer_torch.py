@@ -278,6 +278,7 @@ def base_context(mode="hot", options=None, window_s=None):
 def protocol_context(o, window_s):
     return {"protocol_min_time": f"{o.min_time:g}", "protocol_max_noise_pct": f"{100 * o.max_noise:g}",
             "protocol_timeout": f"{o.timeout:g}", "protocol_min_warmup": f"{o.min_warmup:g}",
+            "protocol_capped_warmup": f"{o.capped_warmup:g}",
             "protocol_window_ms": f"{1e3 * window_s:g}"}
 
 
@@ -556,6 +557,8 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
             end.synchronize()
             done_at.append(time.perf_counter())
             d = begin.elapsed_time(end) / 1e3
+            if sampler and sampler.reasons_seen & steady_state.SW_POWER_CAP:
+                rule.power_capped()
             result = rule.add(d / batch, d)
             i += 1
         torch.cuda.synchronize()  # the window queued ahead is not measured
@@ -664,6 +667,8 @@ def parse_args(argv=None):
                         "(default 10)")
     p.add_argument("--min-warmup", type=float, default=0.2,
                    help="steady: seconds of windows before the measured ones (default 0.2)")
+    p.add_argument("--capped-warmup", type=float, default=1.5,
+                   help="steady: the same once the GPU reports its power cap (default 1.5)")
     p.add_argument("--window-ms", type=float, default=10.0,
                    help="steady: target duration of one window in ms (default 10)")
     p.add_argument("--warmup", type=float, default=0.2, help="hot: warm-up seconds per case (default 0.2)")
@@ -694,9 +699,10 @@ def parse_args(argv=None):
     for name in ("min_time", "max_noise", "timeout", "window_ms"):
         if not getattr(args, name) > 0:
             p.error(f"--{name.replace('_', '-')} must be > 0")
-    if args.min_warmup < 0:
-        p.error("--min-warmup must be >= 0")
-    args.options = steady_state.Options(args.min_time, args.max_noise / 100, args.timeout, args.min_warmup)
+    if args.min_warmup < 0 or args.capped_warmup < 0:
+        p.error("--min-warmup and --capped-warmup must be >= 0")
+    args.options = steady_state.Options(args.min_time, args.max_noise / 100, args.timeout, args.min_warmup,
+                                        capped_warmup=args.capped_warmup)
     try:
         re.compile(args.filter or "")
     except re.error as e:

@@ -15,7 +15,9 @@ half-width from G batch means (ci) is <= max_noise and S lasts >= G * MIN_GROUP_
 it stops as noisy once E_n >= timeout. Batch means, because power-capped GPUs wander by 1-2% over
 hundreds of ms, so single windows never agree within 0.5% although the mean of a few seconds does;
 but only over groups much longer than that wander, or the ci is optimistic (v3). S growing with the
-run lets slow wander average out.
+run lets slow wander average out. Once the GPU reports its power cap (power_capped()), the warm-up
+lasts at least capped_warmup: after a lighter phase the limiter lets a case run above the limit for
+about a second (H100: 749 W and +2.5% over a span starting 0.2 s into a case, 689 W once settled).
 """
 
 import math
@@ -23,6 +25,7 @@ import math
 GROUPS = 10        # batch means per ci; also the fewest windows S may have
 MIN_GROUP_SECONDS = 0.3   # a batch mean's shortest span before ci may decide (C++ kMinGroupSeconds)
 MAX_BATCH = 2000   # launches per window at most
+SW_POWER_CAP = 0x4  # the clock-event reason bit that makes the warm-up capped_warmup long
 
 # NVML clock-event ("throttle") reason bits (nvmlClocksEventReason*), named as in the labels.
 CLOCK_EVENT_REASONS = [
@@ -37,12 +40,14 @@ class Options:
     """The protocol's parameters (defaults as xfbench's flags); max_noise is a fraction; groups is
     G (a constant of the protocol, a parameter only so that the fixture can state it)."""
 
-    def __init__(self, min_time=0.5, max_noise=0.005, timeout=10.0, min_warmup=0.2, groups=GROUPS):
+    def __init__(self, min_time=0.5, max_noise=0.005, timeout=10.0, min_warmup=0.2, groups=GROUPS,
+                 capped_warmup=1.5):
         self.min_time = min_time
         self.max_noise = max_noise
         self.timeout = timeout
         self.min_warmup = min_warmup
         self.groups = groups
+        self.capped_warmup = capped_warmup
 
 
 class Result:
@@ -100,8 +105,13 @@ class SteadyState:
 
     def __init__(self, options=None):
         self.o = options or Options()
+        self.min_warmup = self.o.min_warmup
         self.x, self.d = [], []
         self.elapsed = 0.0
+
+    def power_capped(self):
+        """The GPU has reported its power cap: the warm-up lasts at least capped_warmup from now on."""
+        self.min_warmup = max(self.min_warmup, self.o.capped_warmup)
 
     def target(self):
         """The span S must last: the later half of the run, at least min_time."""
@@ -130,7 +140,7 @@ class SteadyState:
         noise = self.o.max_noise
         windows_steady = r.cv <= noise
         mean_known = r.span_s >= self.o.groups * self.min_group_seconds and r.ci <= noise
-        return (r.warmup_s >= self.o.min_warmup and r.drift <= noise
+        return (r.warmup_s >= self.min_warmup and r.drift <= noise
                 and (windows_steady or mean_known))
 
     def add(self, seconds_per_launch, window_seconds):

@@ -128,7 +128,7 @@ TEST(Cli, CasesTheMachineCannotRunAreLeftOutWithOneSummaryLine) {
 TEST(Cli, TimingModeAndProtocolFlagsAreChecked) {
   for (const char* bad : {"--xfbench_mode=warm", "--xfbench_max_noise=0", "--xfbench_min_time=-1",
                           "--xfbench_timeout=0.1", "--xfbench_window_ms=abc",
-                          "--xfbench_mode=hot --xfbench_l2_flush"}) {
+                          "--xfbench_capped_warmup=-1", "--xfbench_mode=hot --xfbench_l2_flush"}) {
     Result r = xfbench(plugins("good") + " " + kSum + " " + bad, kNoGpu);
     EXPECT_EQ(r.code, 2) << bad;
     EXPECT_EQ(xfbench_lines(r.err), 1) << bad << ": " << r.err;
@@ -156,7 +156,7 @@ TEST(Cli, JsonCarriesContextAndCounters) {
         "\"cudnn_version\"", "\"nccl_version\"", "\"gpu_name\": \"none (",
         "\"xfbench_mode\": \"steady\"", "\"protocol_min_time\": \"0.5\"",
         "\"protocol_max_noise_pct\": \"0.5\"", "\"protocol_timeout\": \"10\"",
-        "\"name\": \"CpuTest/sum/fp32/n:100000\""}) {
+        "\"protocol_capped_warmup\": \"1.5\"", "\"name\": \"CpuTest/sum/fp32/n:100000\""}) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
   }
   EXPECT_NE(r.out.find("cputest 1.0.0"), std::string::npos);

@@ -103,6 +103,25 @@ TEST(SteadyState, WaitsForTheWarmupAndTheMinimumTime) {
   EXPECT_DOUBLE_EQ(rule.result().seconds, 1e-3);
 }
 
+// Once the GPU reports its power cap the warm-up lasts capped_warmup (1.5 s): steady dyadic
+// windows (2^-7 s), capped from the 5th on, stop at window 384 with 192 measured, as
+// reports/steady_state.py's test_power_cap_lengthens_the_warmup.
+TEST(SteadyState, PowerCapLengthensTheWarmup) {
+  xfbench::SteadyStateOptions o;
+  EXPECT_EQ(o.capped_warmup, 1.5);
+  xfbench::SteadyState rule(o);
+  int n = 0;
+  for (;;) {
+    if (n >= 4) rule.power_capped();
+    ++n;
+    if (rule.add(1e-3, 0.0078125)) break;
+  }
+  EXPECT_EQ(n, 384);
+  EXPECT_EQ(rule.result().windows, 192);
+  EXPECT_DOUBLE_EQ(rule.result().warmup_s, 1.5);
+  EXPECT_TRUE(rule.result().converged);
+}
+
 TEST(SteadyState, ADriftingClockIsNotSteady) {
   xfbench::SteadyStateOptions o;
   o.timeout = 3;

@@ -99,7 +99,8 @@ def test_json_is_google_benchmark_shaped_and_loads(tmp_path):
     assert doc["context"]["xfbench_runner"] == "pytorch" and "date" in doc["context"]
     assert {k: v for k, v in doc["context"].items() if k.startswith(("protocol_", "xfbench_mode"))} == {
         "xfbench_mode": "steady", "protocol_min_time": "0.5", "protocol_max_noise_pct": "0.5",
-        "protocol_timeout": "10", "protocol_min_warmup": "0.2", "protocol_window_ms": "10"}
+        "protocol_timeout": "10", "protocol_min_warmup": "0.2", "protocol_capped_warmup": "1.5",
+        "protocol_window_ms": "10"}
     assert "protocol_min_time" not in peer.base_context("hot")
     run = loader.load(str(out))
     assert run.cases["BertLayer/fused/fp16/fwd/seq:128/batch:128"].label == "throttle: sw_power_cap 100%"
@@ -248,13 +249,15 @@ class FakeNvml:
         raise AssertionError("the timing loop read the energy counter")
 
 
-def fake_sampler(inside):
+def fake_sampler(inside, reasons_seen=0):
     """Samples every 2^-8 s of host time: SM 1980 MHz with the power cap for j in `inside`,
     1000 MHz and idle elsewhere; the energy counter steps every 32 samples (0.125 s) by 700 W's
-    worth; NVML's power reading says 650 W (used only without two steps)."""
+    worth; NVML's power reading says 650 W (used only without two steps). reasons_seen: what the
+    sampler reports live while the case runs."""
     class Sampler:
         def __init__(self, device):
             self.device = device
+            self.reasons_seen = reasons_seen
 
         def start(self):
             return self
@@ -295,6 +298,17 @@ def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
     # telemetry from exactly the measured span: none of the 1000 MHz / idle samples around it
     assert (rep.extra["sm_MHz"], rep.extra["mem_MHz"], rep.extra["temp_C"]) == (1980, 2619, 61.0)
     assert rep.label == "throttle: sw_power_cap 100%"
+
+
+def test_a_power_capped_case_warms_up_longer(monkeypatch):
+    # The sampler reports the power cap while the case runs: the warm-up lasts capped_warmup =
+    # 1.5 s (154 windows of 9.765625 ms), S as long: 308 windows in all.
+    gpu = FakeGpu(2.0 ** -10)
+    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(0), reasons_seen=0x4))
+    rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
+                              lambda t: {"TFLOPS": 1e-3 / t})
+    assert rep.extra["warmup_s"] == 154 * 10 * 2.0 ** -10 and rep.extra["windows"] == 154
 
 
 def test_steady_times_out_as_noisy_without_telemetry():

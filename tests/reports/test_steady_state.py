@@ -278,3 +278,22 @@ def test_sample_summary_keeps_the_measured_span():
     r = ss.Result(10, 10, 1e-3, 0.001, 0.001, 0.001, 0.2, 0.7, True)
     assert ss.label(r, reasons) == "throttle: sw_power_cap 100%, sw_thermal_slowdown 25%"
     assert ss.label(r) == ""
+
+
+def test_power_cap_lengthens_the_warmup():
+    # Steady dyadic windows (2^-7 s): 0.2 s of warm-up would do, but once the GPU reports its power
+    # cap (here from the 5th window on) the warm-up lasts capped_warmup = 1.5 s = 192 windows, and
+    # S (half the run) as long: the case stops at window 384. harness/test_steady_state.cpp agrees.
+    def run(capped_from):
+        rule = ss.SteadyState(ss.Options())
+        r, n = None, 0
+        while r is None:
+            if n >= capped_from:
+                rule.power_capped()
+            r = rule.add(1e-3, 2.0 ** -7)
+            n += 1
+        return r
+    r = run(4)
+    assert (r.n_stop, r.k, r.warmup_s, r.converged) == (384, 192, 1.5, True)
+    assert run(10 ** 9).n_stop < 100
+    assert ss.Options().capped_warmup == 1.5 and ss.SW_POWER_CAP == 0x4

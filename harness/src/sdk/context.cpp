@@ -95,6 +95,7 @@ void add_run_context(const std::vector<std::string>& plugin_versions) {
     AddCustomContext("protocol_max_noise_pct", general(100 * o.max_noise));
     AddCustomContext("protocol_timeout", general(o.timeout));
     AddCustomContext("protocol_min_warmup", general(o.min_warmup));
+    AddCustomContext("protocol_capped_warmup", general(o.capped_warmup));
     AddCustomContext("protocol_window_ms", general(1e3 * window_seconds()));
   }
   int rt = 0;

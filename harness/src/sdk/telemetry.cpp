@@ -150,6 +150,8 @@ void TelemetrySampler::sample() {
             n.power(dev, &mw) == NVML_SUCCESS;
   if (!ok) return;
   if (n.reasons && n.reasons(dev, &reasons) == NVML_SUCCESS) s.reasons = reasons;
+  if (reasons & nvmlClocksEventReasonSwPowerCap)
+    power_capped_.store(true, std::memory_order_relaxed);
   s.power_w = mw / 1000.0;
   std::lock_guard<std::mutex> lock(mu_);
   samples_.push_back(s);

@@ -3,6 +3,7 @@
 // one and simply reports no telemetry).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -58,6 +59,8 @@ class TelemetrySampler {
   TelemetrySampler& operator=(const TelemetrySampler&) = delete;
   // Stops sampling (idempotent) and summarises the samples taken in [t0, t1].
   TelemetryReading stop(double t0, double t1);
+  // Whether any sample so far saw the power cap (clock-event reason sw_power_cap).
+  bool power_capped() const { return power_capped_.load(std::memory_order_relaxed); }
 
  private:
   void sample();
@@ -66,6 +69,7 @@ class TelemetrySampler {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::atomic<bool> power_capped_{false};
   std::thread thread_;
 };
 

@@ -145,6 +145,7 @@ void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch
     const double seconds = events[(n + 1) % 3].elapsed_ms_since(events[n % 3]) / 1e3;
     done_at.push_back(detail::host_seconds());
     ++n;
+    if (telemetry.power_capped()) rule.power_capped();
     if (rule.add(seconds / batch.size, seconds)) break;
   }
   XF_CUDA_CHECK(cudaStreamSynchronize(stream));  // the window still queued is not measured
@@ -235,6 +236,9 @@ const SteadyStateOptions& steady_state_options() {
                             "and is labelled noisy");
     s.min_warmup = flag_double("min_warmup", s.min_warmup,
                                "steady mode: seconds of the case's own work before measuring");
+    s.capped_warmup = flag_double("capped_warmup", s.capped_warmup,
+                                  "steady mode: the same once the GPU reports its power cap (the "
+                                  "limiter lets a case exceed it for about a second)");
     if (!(s.min_time > 0 && s.min_time <= 600)) {
       XF_THROW(InvalidArgument, "--xfbench_min_time must be in (0, 600] seconds");
     }
@@ -248,6 +252,9 @@ const SteadyStateOptions& steady_state_options() {
     }
     if (!(s.min_warmup >= 0 && s.min_warmup <= 600)) {
       XF_THROW(InvalidArgument, "--xfbench_min_warmup must be in [0, 600] seconds");
+    }
+    if (!(s.capped_warmup >= 0 && s.capped_warmup <= 600)) {
+      XF_THROW(InvalidArgument, "--xfbench_capped_warmup must be in [0, 600] seconds");
     }
     return s;
   }();
