@@ -120,6 +120,8 @@ void set_telemetry(benchmark::State& state, Timing& t, const detail::TelemetryRe
   std::string throttle = detail::throttle_text(r);
   if (!throttle.empty()) add_label(state, "throttle: " + throttle);
   if (r.power_w > 0) {
+    // NVML's averaged reading lags about a second: say so when the energy counter did not step.
+    if (!r.power_from_energy) add_label(state, "power: NVML average (no energy-counter steps)");
     t.power_w = r.power_w;
     t.joules_per_launch = r.power_w * t.seconds;  // the GPU is busy throughout the span
     state.counters["power_W"] = t.power_w;
