@@ -125,9 +125,9 @@ class CudnnAttention {
 // xfbench's own flash attention (flash_attention*.cu): one kernel computes O tile by tile with an
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
 // unfused backend (philox.hpp), so both give the same O for the same Dropout. Takes HD = 64, Sq
-// and Sk multiples of 64, the causal and padding masks in the forward, no score bias
-// (Unsupported otherwise). The backward needs the Hopper kernels and takes the causal mask, not
-// the padding mask. With a causal mask key tiles wholly above the diagonal are skipped both ways.
+// and Sk multiples of 64, the causal and padding masks and a score bias in the forward. The
+// backward needs the Hopper kernels and takes the causal mask and the bias, not the padding mask.
+// With a causal mask key tiles wholly above the diagonal are skipped both ways.
 //   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
 //                      (CUDA architecture 90 is compiled as 90a for the *_sm90.cu files), else
 //                      mma.sync
@@ -150,18 +150,33 @@ class FlashAttention {
   bool has_backward() const;
   std::size_t stats_elements() const;  // fp32 row statistics for the backward: B·NH·Sq
   std::size_t keep_bytes() const;      // dropout keep bits: B·NH·Sq·Sk/8 (0 without dropout)
+  // fp32 scratch of the backward (`delta`): stats_elements(), and with desc.bias the per-block
+  // sums of the bias gradient.
+  std::size_t scratch_elements() const;
+  // The bias gradient the backward returns (desc.bias; else 0): fp32 [NH, Sq + Sk - 1], the
+  // gradient of the scores after the bias (dbias per batch item) summed over the batch and along
+  // each diagonal: [h, d + Sq - 1] = Σ_b Σ_{j - i = d} dS[b, h, i, j], d = -(Sq - 1) ... Sk - 1.
+  // All a bias built from j - i (T5's buckets) needs; fixed-order sums, bitwise reproducible.
+  std::size_t bias_grad_elements() const;
 
   // Q, K, V, O need 16-byte aligned rows. saved: what a backward will read (empty when none
-  // follows). kv_lens: int32 [B] device array, each >= 1 (when desc.padding_mask). dropout.p must
-  // equal desc.dropout.
+  // follows). kv_lens: int32 [B] device array, each >= 1 (when desc.padding_mask). bias:
+  // [NH, Sq, Sk], 16-byte aligned, added to the scaled scores (exactly when desc.bias). dropout.p
+  // must equal desc.dropout.
   void forward(void* o, const FlashSaved& saved, const void* q, const void* k, const void* v,
-               const int* kv_lens, Dropout dropout, cudaStream_t stream) const;
+               const int* kv_lens, const void* bias, Dropout dropout, cudaStream_t stream) const;
+  void forward(void* o, const FlashSaved& saved, const void* q, const void* k, const void* v,
+               const int* kv_lens, Dropout dropout, cudaStream_t stream) const;  // no bias
   // Gradients for the forward that wrote o and `saved` (saved.lse required) with the same
-  // Dropout. delta: scratch of stats_elements() floats. dq, dk, dv may point into one packed
-  // dQKV. Throws Unsupported when !has_backward().
+  // Dropout and bias. dbias: bias_grad_elements() floats, or null (no bias gradient). delta:
+  // scratch of scratch_elements() floats. dq, dk, dv may point into one packed dQKV. Throws
+  // Unsupported when !has_backward().
+  void backward(void* dq, void* dk, void* dv, float* dbias, float* delta, const void* dout,
+                const void* o, const FlashSaved& saved, const void* q, const void* k, const void* v,
+                const void* bias, Dropout dropout, cudaStream_t stream) const;
   void backward(void* dq, void* dk, void* dv, float* delta, const void* dout, const void* o,
                 const FlashSaved& saved, const void* q, const void* k, const void* v,
-                Dropout dropout, cudaStream_t stream) const;
+                Dropout dropout, cudaStream_t stream) const;  // no bias
 
  private:
   AttentionDesc desc_;

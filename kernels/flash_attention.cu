@@ -17,7 +17,8 @@ namespace {
 
 constexpr int kThreads = 128, kBlocksPerSm = 2;
 
-template <class T, bool Masked>
+// Bias: the score bias is read from global memory (L2: the batch shares it), not staged.
+template <class T, bool Masked, bool Bias>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     flash_forward_kernel(FlashParams p, BlockOrder order) {
   __shared__ __align__(128) std::uint16_t sQ[kBlockM * kHD];
@@ -65,8 +66,17 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         }
       }
 
+    if constexpr (Bias)
+      add_bias<T>(s, p.scale, [&](int mt, int hf, int c) {
+        const int row = warp * 32 + mt * 16 + hf * 8 + lane / 4;
+        return blk.m0 + row < p.Sq
+                   ? *reinterpret_cast<const int4*>(
+                         blk.bias +
+                         (std::int64_t(row) * p.Sk + t * kBlockN + 16 * (lane % 4) + 8 * c) * 2)
+                   : int4{};
+      });
     if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 32 + lane / 4, t);
-    rows.softmax(s, o, p.scale_log2);
+    rows.softmax(s, o, Bias ? kLog2e : p.scale_log2);
     if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 32 + lane / 4, t);
 
     // O += P·V: V rows are keys (k) with d (n) contiguous, so its B fragments come transposed.
@@ -106,13 +116,11 @@ BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm) {
 
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
   const BlockOrder order = forward_order(p, B, kBlocksPerSm);
-  const bool masked = p.causal || p.kv_lens;
   auto run = [&](auto kernel) { kernel<<<order.blocks(), kThreads, 0, stream>>>(p, order); };
-  if (fp16)
-    masked ? run(flash_forward_kernel<__half, true>) : run(flash_forward_kernel<__half, false>);
-  else
-    masked ? run(flash_forward_kernel<__nv_bfloat16, true>)
-           : run(flash_forward_kernel<__nv_bfloat16, false>);
+  forward_variant(p, fp16, [&](auto t, auto masked, auto bias) {
+    run(flash_forward_kernel<typename decltype(t)::type, decltype(masked)::value,
+                             decltype(bias)::value>);
+  });
 }
 
 }  // namespace detail
@@ -129,7 +137,6 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
   if (d.Sq % 64 != 0 || d.Sk % detail::kBlockN != 0)
     XF_THROW(Unsupported, "flash attention needs sequence lengths divisible by 64, not " +
                               std::to_string(d.Sq) + " x " + std::to_string(d.Sk));
-  if (d.bias) XF_THROW(Unsupported, "flash attention takes no score bias yet");
   for (const HeadStrides* s : {&d.q, &d.k, &d.v, &d.o})
     if (s->b % 8 || s->h % 8 || s->s % 8)
       XF_THROW(InvalidArgument, "flash attention: strides must be multiples of 8 elements");
@@ -156,12 +163,25 @@ std::size_t FlashAttention::keep_bytes() const {
   return desc_.dropout > 0.f ? stats_elements() * std::size_t(desc_.Sk / 8) : 0;
 }
 
+std::size_t FlashAttention::scratch_elements() const {
+  const auto& d = desc_;
+  return stats_elements() + (d.bias ? detail::bias_partial_elements(d.B, d.NH, d.Sq, d.Sk) : 0);
+}
+
+std::size_t FlashAttention::bias_grad_elements() const {
+  return desc_.bias ? std::size_t(desc_.NH) * (desc_.Sq + desc_.Sk - 1) : 0;
+}
+
 namespace {
 detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& saved, const void* q,
-                           const void* k, const void* v, const int* kv_lens, Dropout dropout) {
+                           const void* k, const void* v, const int* kv_lens, const void* bias,
+                           Dropout dropout) {
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "flash attention: dropout.p differs");
   if (!aligned16(o) || !aligned16(q) || !aligned16(k) || !aligned16(v))
     XF_THROW(InvalidArgument, "flash attention: Q, K, V, O must be 16-byte aligned");
+  if (d.bias != (bias != nullptr) || !aligned16(bias))
+    XF_THROW(InvalidArgument, d.bias ? "flash attention: the score bias is missing or misaligned"
+                                     : "flash attention: a score bias needs desc.bias");
   return {static_cast<const char*>(q),
           static_cast<const char*>(k),
           static_cast<const char*>(v),
@@ -173,21 +193,29 @@ detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& sa
           d.NH,
           d.Sq,
           d.Sk,
-          d.softmax_scale() * 1.4426950408889634f,
+          d.softmax_scale(),
+          d.softmax_scale() * detail::kLog2e,
           DropoutMask(dropout),
           d.padding_mask ? kv_lens : nullptr,
           d.causal,
           saved.lse,
-          d.dropout > 0.f ? static_cast<std::uint16_t*>(saved.keep) : nullptr};
+          d.dropout > 0.f ? static_cast<std::uint16_t*>(saved.keep) : nullptr,
+          static_cast<const char*>(bias)};
 }
 }  // namespace
 
 void FlashAttention::forward(void* o, const FlashSaved& saved, const void* q, const void* k,
                              const void* v, const int* kv_lens, Dropout dropout,
                              cudaStream_t stream) const {
+  forward(o, saved, q, k, v, kv_lens, nullptr, dropout, stream);
+}
+
+void FlashAttention::forward(void* o, const FlashSaved& saved, const void* q, const void* k,
+                             const void* v, const int* kv_lens, const void* bias, Dropout dropout,
+                             cudaStream_t stream) const {
   const auto& d = desc_;
   if (d.padding_mask && !kv_lens) XF_THROW(InvalidArgument, "flash attention: kv_lens needed");
-  const detail::FlashParams p = params(d, o, saved, q, k, v, kv_lens, dropout);
+  const detail::FlashParams p = params(d, o, saved, q, k, v, kv_lens, bias, dropout);
   const bool fp16 = d.precision == Precision::fp16;
   if (wgmma_)
     detail::launch_flash_wgmma(p, fp16, d.B, stream);
@@ -199,6 +227,13 @@ void FlashAttention::forward(void* o, const FlashSaved& saved, const void* q, co
 void FlashAttention::backward(void* dq, void* dk, void* dv, float* delta, const void* dout,
                               const void* o, const FlashSaved& saved, const void* q, const void* k,
                               const void* v, Dropout dropout, cudaStream_t stream) const {
+  backward(dq, dk, dv, nullptr, delta, dout, o, saved, q, k, v, nullptr, dropout, stream);
+}
+
+void FlashAttention::backward(void* dq, void* dk, void* dv, float* dbias, float* delta,
+                              const void* dout, const void* o, const FlashSaved& saved,
+                              const void* q, const void* k, const void* v, const void* bias,
+                              Dropout dropout, cudaStream_t stream) const {
   if (!has_backward())
     XF_THROW(Unsupported,
              "xfbench's flash attention backward needs a Hopper GPU (an sm_90a "
@@ -207,13 +242,16 @@ void FlashAttention::backward(void* dq, void* dk, void* dv, float* delta, const 
       !aligned16(dv))
     XF_THROW(InvalidArgument, "flash attention backward: missing or misaligned tensor");
   const auto& d = desc_;
-  detail::FlashBwdParams p{params(d, const_cast<void*>(o), saved, q, k, v, nullptr, dropout),
+  if (dbias && !d.bias)
+    XF_THROW(InvalidArgument, "flash attention backward: a bias gradient needs desc.bias");
+  detail::FlashBwdParams p{params(d, const_cast<void*>(o), saved, q, k, v, nullptr, bias, dropout),
                            static_cast<const char*>(dout),
                            static_cast<char*>(dq),
                            static_cast<char*>(dk),
                            static_cast<char*>(dv),
                            delta,
-                           d.softmax_scale(),
+                           dbias,
+                           dbias ? delta + stats_elements() : nullptr,
                            d.precision == Precision::fp16};
   detail::launch_flash_backward(p, d.B, stream);
   XF_CUDA_CHECK_LAUNCH();

@@ -12,6 +12,12 @@
 // mask_tile). One warpgroup per block; S and dO·Vᵀ come out as [query][key] fragments
 // (rows are queries, as in the forward, so the mask's Philox groups are the forward's), and the
 // products over queries read P and dS back transposed from shared memory.
+//
+// With a score bias (T5) both block kinds read its tiles beside their own (P is recomputed from
+// s·scale + bias), and the bias gradient, dS summed over the batch, is returned as its sums along
+// each diagonal j − i (all that T5's bucketed table needs, without an [NH, Sq, Sk] write): each
+// dK/dV block sums its staged dS tiles along their diagonals while the dK/dV products run, and a
+// last small kernel adds the blocks' sums in a fixed order (no atomics: bitwise reproducible).
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
@@ -24,6 +30,9 @@ constexpr int kBwdBlocksPerSm = 3;
 constexpr int kTile = kBlockN;  // 64 queries or keys per tile
 constexpr int kTileElems = kTile * kHD;
 static_assert(kTile == 64, "the warpgroup's m64 tiles");
+
+// What the kernels do with a score bias: nothing (none), read it, or also return its gradient.
+enum class BiasMode { none, read, grad };
 
 // D_i = Σ_d dO_id·O_id. Eight lanes share a row (one 16-byte chunk each, so a warp reads whole
 // 128-byte rows) and each group takes kDeltaRows consecutive rows of D, all loads issued before
@@ -79,12 +88,20 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4
 
 // From S and dP of (query tile, key tile t): pd <- P∘Z·r and ds <- P∘(dP∘Z·r − D) for this
 // thread's rows (row0: its first query row). diagonal: the tile holds the causal diagonal, and the
-// scores of later keys are hidden as in the forward (P = 0, so pd = ds = 0).
+// scores of later keys are hidden as in the forward (P = 0, so pd = ds = 0). Bias: sB is the
+// tile's [64][64] bias (rows: the tile's queries).
+template <class T, bool Bias>
 __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8][4],
                                                 const FlashBwdParams& p, int b, int h, int row0,
-                                                int t, bool diagonal) {
+                                                int t, bool diagonal, const std::uint16_t* sB) {
   const FlashParams& f = p.f;
-  if (diagonal) mask_tile(reinterpret_cast<float(&)[1][8][4]>(s), f, b, row0, t);
+  auto& s1 = reinterpret_cast<float(&)[1][8][4]>(s);
+  if (diagonal) mask_tile(s1, f, b, row0, t);
+  if constexpr (Bias)
+    add_bias<T>(s1, f.scale, [&](int, int hf, int c) {
+      return bias_chunk(sB, threadIdx.x / 32 * 16 + hf * 8 + threadIdx.x % 32 / 4, c);
+    });
+  const float scale_log2 = Bias ? kLog2e : f.scale_log2;
   float lse[2], delta[2];
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
@@ -96,7 +113,7 @@ __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8]
 #pragma unroll
   for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) s[nt][j] = exp2_approx(fmaf(s[nt][j], f.scale_log2, -lse[j / 2]));
+    for (int j = 0; j < 4; ++j) s[nt][j] = exp2_approx(fmaf(s[nt][j], scale_log2, -lse[j / 2]));
   const float r = f.drop.scale;
   auto apply = [&](int hf, int nt, int e, bool kept) {
     float &pr = s[nt][2 * hf + e], &g = dp[nt][2 * hf + e];
@@ -151,6 +168,48 @@ __device__ __forceinline__ void write_tile(char* dst, std::int64_t ld, const std
 __device__ __forceinline__ int key_of_row(int c) {
   return 16 * ((c % 8) / 2) + 2 * (c / 8) + c % 2;
 }
+
+// A dK/dV block's sums of dS along the diagonals d = key − query, over its query tiles. In a
+// 64 × 64 tile, wrapped diagonal w holds the elements (r, (r + w) mod 64): those with key >= query
+// lie on d = n0 − 64·i + w (query tile i, key tile from n0), the others on the same diagonal of
+// query tile i + 1, so a thread owns w, carries the second part to the next tile and emits one sum
+// per tile: out[64·i + w] is diagonal n0 − 64·i + w (i = 0 ... Sq / 64; blocks skipping query
+// tiles under a causal mask leave theirs unwritten). Warp v sums w = 16·v ... + 15, lanes l and
+// l + 16 the rows 0–31 and 32–63 (distinct banks for the two row halves, see add_tile).
+struct DiagonalSums {
+  float carry = 0.f;
+
+  // dS staged in sdS (rows: queries; columns: keys in key_order, swizzled), query tile i.
+  template <class T>
+  __device__ __forceinline__ void add_tile(const std::uint16_t* sdS, float* out) {
+    const int lane = threadIdx.x % 32, half = lane / 16, w = 16 * (threadIdx.x / 32) + lane % 16;
+    const int first_key = w + 32 * half;  // of row 32·half (mod 64); row 32·half + r: + r
+    const T* rows = reinterpret_cast<const T*>(sdS) + 32 * half * kHD;
+    float same = 0.f, next = 0.f;  // this tile's diagonal, the next tile's
+#pragma unroll
+    for (int r = 0; r < 32; ++r) {
+      // Key k at column key_order(k), its 16-byte chunk XOR-swizzled by the row (r % 8 for both
+      // halves). A warp's 32 reads of a row step are 32 consecutive keys of two rows 32 apart:
+      // distinct 4-byte words of distinct banks (or the same word).
+      const int key = (first_key + r) & 63;
+      const int col = (((key >> 1) & 7) ^ (r & 7)) << 3 | (key >> 4) << 1 | (key & 1);
+      const float x = to_float(rows[r * kHD + col]);
+      if (first_key + r < 64)
+        same += x;
+      else
+        next += x;
+    }
+    same += __shfl_down_sync(0xffffffffu, same, 16);
+    next += __shfl_down_sync(0xffffffffu, next, 16);
+    if (half == 0) out[w] = same + carry;
+    carry = next;
+  }
+  // After the last query tile: the diagonals below it (out at 64·(Sq / 64)).
+  __device__ __forceinline__ void finish(float* out) const {
+    const int lane = threadIdx.x % 32;
+    if (lane < 16) out[16 * (threadIdx.x / 32) + lane] = carry;
+  }
+};
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -169,14 +228,23 @@ __device__ __forceinline__ void load_k_v(std::uint16_t* k, std::uint16_t* v,
   load_tile<kTile, kBwdThreads, true>(v, f.v + row_bytes(f.sv, b, h, row), f.sv.s, kTile);
 }
 
+// The [64][64] bias tile of queries from `row` and keys from `key` of head h (not committed).
+__device__ __forceinline__ void load_bias(std::uint16_t* tile, const FlashParams& f, int h, int row,
+                                          int key) {
+  load_tile<kTile, kBwdThreads>(tile, f.bias + ((std::int64_t(h) * f.Sq + row) * f.Sk + key) * 2,
+                                f.Sk, kTile);
+}
+
 // dK and dV of keys 64·kv_block ... of head (b, h). Causal: query tiles before the key tile see
-// none of its keys and are skipped.
-template <class T, bool Causal>
+// none of its keys and are skipped. A bias tile has one stage, loaded for the next query tile
+// once this tile's probabilities are computed (the dK/dV products still to run hide it).
+template <class T, bool Causal, BiasMode Bias>
 __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h, int kv_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
   auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
   auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
+  std::uint16_t* sB = sdS + 5 * kTileElems;
   const FlashParams& f = p.f;
   const int n0 = kv_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -186,7 +254,14 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     cp_async_commit();
   };
   load_k_v(sK, sV, p, b, h, n0);
+  if constexpr (Bias != BiasMode::none) load_bias(sB, f, h, first * kTile, n0);
   load_queries(first, 0);
+  DiagonalSums diagonals;
+  float* const partial =  // this block's diagonal sums
+      Bias == BiasMode::grad
+          ? p.dbias_partial +
+                ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kTile
+          : nullptr;
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
   for (int i = first; i < tiles; ++i) {
@@ -198,12 +273,17 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
-    probs_and_grads(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4, kv_block,
-                    Causal && i == kv_block);
+    probs_and_grads<T, Bias != BiasMode::none>(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4,
+                                               kv_block, Causal && i == kv_block, sB);
     stage_rows<T>(sP, s, 1.f, [](int r) { return r; });
     stage_rows<T>(sdS, dp, 1.f, [](int r) { return r; });
     fence_proxy_async();
-    __syncthreads();
+    __syncthreads();  // sP, sdS visible; sB consumed
+    if constexpr (Bias != BiasMode::none)
+      if (i + 1 < tiles) {
+        load_bias(sB, f, h, (i + 1) * kTile, n0);
+        cp_async_commit();
+      }
 
     // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major.
     const std::uint64_t dp_desc = wgmma_desc(sP, 8192, 1024), ds_desc = wgmma_desc(sdS, 8192, 1024);
@@ -216,11 +296,14 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
       wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
-    wgmma_commit_and_wait();
+    wgmma_commit();
+    if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial + i * kTile);
+    wgmma_wait();
   }
+  if constexpr (Bias == BiasMode::grad) diagonals.finish(partial + tiles * kTile);
   // Shared key row c is key n0 + key_of_row(c): stage in key order, then write.
   __syncthreads();
-  stage_rows<T>(sP, dk, p.scale, [](int c) { return key_of_row(c); });
+  stage_rows<T>(sP, dk, f.scale, [](int c) { return key_of_row(c); });
   stage_rows<T>(sdS, dv, 1.f, [](int c) { return key_of_row(c); });
   __syncthreads();
   write_tile(p.dk + row_bytes(f.sk, b, h, n0), f.sk.s, sP);
@@ -228,19 +311,21 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
 }
 
 // dQ of queries 64·q_block ... of head (b, h). Causal: key tiles after the query tile are hidden
-// from all its rows and skipped.
-template <class T, bool Causal>
+// from all its rows and skipped. Bias tiles are double-buffered with K and V.
+template <class T, bool Causal, BiasMode Bias>
 __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, int q_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sQ = smem, *sdO = sQ + kTileElems;
   auto sK = [&](int buf) { return sdO + (1 + buf) * kTileElems; };
   auto sV = [&](int buf) { return sdO + (3 + buf) * kTileElems; };
+  auto sB = [&](int buf) { return sdO + (5 + buf) * kTileElems; };
   const FlashParams& f = p.f;
   const int m0 = q_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles = Causal ? q_block + 1 : f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
     load_k_v(sK(buf), sV(buf), p, b, h, j * kTile);
+    if constexpr (Bias != BiasMode::none) load_bias(sB(buf), f, h, m0, j * kTile);
     cp_async_commit();
   };
   load_q_do(sQ, sdO, p, b, h, m0);
@@ -256,7 +341,8 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ, sdO, sK(buf), sV(buf));
-    probs_and_grads(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j, Causal && j == q_block);
+    probs_and_grads<T, Bias != BiasMode::none>(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j,
+                                               Causal && j == q_block, sB(buf));
     std::uint32_t da[4][1][4];
     pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
 
@@ -267,7 +353,7 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
     wgmma_commit_and_wait();
   }
   __syncthreads();
-  stage_rows<T>(sdO, dq, p.scale, [](int r) { return r; });
+  stage_rows<T>(sdO, dq, f.scale, [](int r) { return r; });
   __syncthreads();
   write_tile(p.dq + row_bytes(f.sq, b, h, m0), f.sq.s, sdO);
 }
@@ -280,8 +366,9 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 // block does T − j query tiles (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so
 // BlockOrder's ranks pair them by work, heaviest first: 2n is key tile n and 2n + 1 query tile
 // T − 1 − n, both T − n tiles. Three blocks per SM (168 registers, a few spilled) beat two
-// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md).
-template <class T, bool Causal>
+// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). A bias adds a tile
+// to each kind (72 KB of shared memory a block: still three per SM).
+template <class T, bool Causal, BiasMode Bias>
 __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
     backward_kernel(FlashBwdParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -290,24 +377,25 @@ __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
     order.locate(blockIdx.x, rank, head);
     const int b = head / p.f.NH, h = head % p.f.NH;
     if (rank % 2 == 0)
-      dkdv_block<T, true>(p, b, h, rank / 2);
+      dkdv_block<T, true, Bias>(p, b, h, rank / 2);
     else
-      dq_block<T, true>(p, b, h, p.f.Sq / kTile - 1 - rank / 2);
+      dq_block<T, true, Bias>(p, b, h, p.f.Sq / kTile - 1 - rank / 2);
   } else {
     const int kv_blocks = p.f.Sk / kTile;
     if (int(blockIdx.x) < kv_blocks)
-      dkdv_block<T, false>(p, blockIdx.z, blockIdx.y, blockIdx.x);
+      dkdv_block<T, false, Bias>(p, blockIdx.z, blockIdx.y, blockIdx.x);
     else
-      dq_block<T, false>(p, blockIdx.z, blockIdx.y, blockIdx.x - kv_blocks);
+      dq_block<T, false, Bias>(p, blockIdx.z, blockIdx.y, blockIdx.x - kv_blocks);
   }
 #endif
 }
 
-template <class T, bool Causal>
+template <class T, bool Causal, BiasMode Bias>
 void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
-  constexpr std::size_t smem = 8 * kTileElems * 2;  // dK/dV blocks' tiles (dQ blocks use 6)
+  // dK/dV blocks' tiles (dQ blocks use 6, 8 with a bias)
+  constexpr std::size_t smem = (Bias == BiasMode::none ? 8 : 9) * kTileElems * 2;
   static const bool ready = [] {
-    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal>,
+    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal, Bias>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
@@ -315,7 +403,38 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
   const int items = p.f.Sk / kTile + p.f.Sq / kTile;
   const BlockOrder order = block_order(items, B * p.f.NH, Causal, kBwdBlocksPerSm);
   const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, p.f.NH, B);
-  backward_kernel<T, Causal><<<grid, kBwdThreads, smem, stream>>>(p, order);
+  backward_kernel<T, Causal, Bias><<<grid, kBwdThreads, smem, stream>>>(p, order);
+}
+
+// The bias gradient's diagonal sums from the dK/dV blocks' partial sums: the 64 diagonals
+// d = 64·c + x (x = threadIdx.x) of head blockIdx.y, c = blockIdx.x − Sq / 64. Block (b, key tile
+// jt) holds diagonal d in row i = jt − c of its sums; threadIdx.y takes the batch items b ≡ y mod
+// kSumSlices, and the slices are added in order.
+constexpr int kSumSlices = 4;
+
+__global__ void __launch_bounds__(kTile* kSumSlices) diagonal_sums_kernel(FlashBwdParams p, int B) {
+  const FlashParams& f = p.f;
+  const int x = threadIdx.x, y = threadIdx.y, h = blockIdx.y;
+  const int rows = f.Sq / kTile + 1, key_tiles = f.Sk / kTile, c = int(blockIdx.x) - f.Sq / kTile;
+  float sum = 0.f;
+  for (int b = y; b < B; b += kSumSlices) {
+    const float* block = p.dbias_partial + (std::int64_t(b) * f.NH + h) * key_tiles * rows * kTile;
+    for (int jt = 0; jt < key_tiles; ++jt) {
+      const int i = jt - c;
+      if (i >= (f.causal ? jt : 0) && i < rows)  // causal: rows before jt were skipped (zero)
+        sum += block[(std::int64_t(jt) * rows + i) * kTile + x];
+    }
+  }
+  __shared__ float slices[kSumSlices][kTile];
+  slices[y][x] = sum;
+  __syncthreads();
+  const int d = c * kTile + x;
+  if (y == 0 && d > -f.Sq && d < f.Sk) {
+    float total = 0.f;
+#pragma unroll
+    for (int k = 0; k < kSumSlices; ++k) total += slices[k][x];
+    p.dbias[std::int64_t(h) * (f.Sq + f.Sk - 1) + d + f.Sq - 1] = total;
+  }
 }
 
 }  // namespace
@@ -325,11 +444,23 @@ void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) 
   const std::int64_t threads = (rows + kDeltaRows - 1) / kDeltaRows * kChunks;
   delta_kernel<<<unsigned((threads + kDeltaThreads - 1) / kDeltaThreads), kDeltaThreads, 0,
                  stream>>>(p, B);
-  if (p.fp16)
-    p.f.causal ? launch<__half, true>(p, B, stream) : launch<__half, false>(p, B, stream);
-  else
-    p.f.causal ? launch<__nv_bfloat16, true>(p, B, stream)
-               : launch<__nv_bfloat16, false>(p, B, stream);
+  auto with_type = [&](auto t) {
+    using T = typename decltype(t)::type;
+    auto with_mask = [&](auto causal) {
+      constexpr bool C = decltype(causal)::value;
+      if (!p.f.bias)
+        launch<T, C, BiasMode::none>(p, B, stream);
+      else if (!p.dbias)
+        launch<T, C, BiasMode::read>(p, B, stream);
+      else
+        launch<T, C, BiasMode::grad>(p, B, stream);
+    };
+    p.f.causal ? with_mask(std::true_type{}) : with_mask(std::false_type{});
+  };
+  p.fp16 ? with_type(TypeTag<__half>{}) : with_type(TypeTag<__nv_bfloat16>{});
+  if (p.dbias)
+    diagonal_sums_kernel<<<dim3(p.f.Sq / kTile + p.f.Sk / kTile, p.f.NH), dim3(kTile, kSumSlices),
+                           0, stream>>>(p, B);
 }
 
 }  // namespace xfbench::kernels::detail

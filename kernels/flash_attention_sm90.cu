@@ -8,6 +8,7 @@
 // tiles of detail/flash.cuh are exactly wgmma's 128-byte-swizzled layouts: K-major for Q and K,
 // MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
 // overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
+// With a score bias its [128][64] tiles are double-buffered beside K and V.
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
@@ -17,7 +18,12 @@ namespace {
 
 constexpr int kWgThreads = 256, kWgBlocksPerSm = 2;
 
-template <class T, bool Masked>
+// Shared memory: Q, two K and two V stages, with a bias two bias stages.
+constexpr std::size_t forward_smem_bytes(bool bias) {
+  return ((kBlockM + 4 * kBlockN) * kHD + (bias ? 2 * kBlockM * kHD : 0)) * 2;
+}
+
+template <class T, bool Masked, bool Bias>
 __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
     flash_forward_wgmma_kernel(FlashParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -25,10 +31,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
   std::uint16_t* sQ = smem;
   auto sK = [&](int buf) { return sQ + (kBlockM + buf * kBlockN) * kHD; };
   auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * kHD; };
+  auto sB = [&](int buf) { return sQ + (kBlockM + 4 * kBlockN + buf * kBlockM) * kHD; };
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
   const BlockTiles<kWgThreads> blk(p, order);
-  blk.load_q_and_keys(p, sQ, sK(0), sV(0));
+  blk.load_q_and_keys<Bias>(p, sQ, sK(0), sV(0), sB(0));
 
   float o[1][8][4] = {};
   RowState<1> rows;
@@ -41,7 +48,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
     cp_async_wait_all();
     fence_proxy_async();
     __syncthreads();  // tile t visible to wgmma; everyone is done with tile t - 1's buffers
-    if (t + 1 < blk.tiles) blk.load_keys(p, t + 1, sK(buf ^ 1), sV(buf ^ 1));
+    if (t + 1 < blk.tiles) blk.load_keys<Bias>(p, t + 1, sK(buf ^ 1), sV(buf ^ 1), sB(buf ^ 1));
     if constexpr (Masked)
       if (blk.above_diagonal(p, t, wg * 64 + 63)) continue;  // the other warpgroup's tile
     const std::uint64_t k_desc = wgmma_desc(sK(buf), 16, 1024);
@@ -54,8 +61,12 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
       wgmma_ss<T, false, false>(s[0], q_desc + kKMajorStep * ks, k_desc + kKMajorStep * ks, ks);
     wgmma_commit_and_wait();
 
+    if constexpr (Bias)
+      add_bias<T>(s, p.scale, [&](int, int hf, int c) {
+        return bias_chunk(sB(buf), warp * 16 + hf * 8 + lane / 4, c);
+      });
     if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t);
-    rows.softmax(s, o, p.scale_log2);
+    rows.softmax(s, o, Bias ? kLog2e : p.scale_log2);
     if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4, t);
     std::uint32_t pa[4][1][4];
     pack_p<T>(pa, s);
@@ -73,16 +84,19 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
 }  // namespace
 
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
-  constexpr std::size_t smem = (kBlockM + 4 * kBlockN) * kHD * 2;  // Q, 2 K and 2 V stages
   const BlockOrder order = forward_order(p, B, kWgBlocksPerSm);
-  const bool masked = p.causal || p.kv_lens;
-  auto run = [&](auto kernel) { kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order); };
-  if (fp16)
-    masked ? run(flash_forward_wgmma_kernel<__half, true>)
-           : run(flash_forward_wgmma_kernel<__half, false>);
-  else
-    masked ? run(flash_forward_wgmma_kernel<__nv_bfloat16, true>)
-           : run(flash_forward_wgmma_kernel<__nv_bfloat16, false>);
+  forward_variant(p, fp16, [&](auto t, auto masked, auto bias) {
+    constexpr std::size_t smem = forward_smem_bytes(decltype(bias)::value);
+    const auto kernel = flash_forward_wgmma_kernel<typename decltype(t)::type,
+                                                   decltype(masked)::value, decltype(bias)::value>;
+    static const bool ready = [&] {  // once per variant: above the 48 KB default
+      XF_CUDA_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      return true;
+    }();
+    (void)ready;
+    kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order);
+  });
 }
 
 }  // namespace xfbench::kernels::detail

@@ -14,6 +14,12 @@
 // of a row are then 16 consecutive keys, two whole Philox calls with nothing to exchange, and the
 // words of a call map to its columns in order. P·V sums over keys in any order as long as P's
 // columns and V's rows agree.
+//
+// A score bias (T5's relative position bias, [NH, Sq, Sk] shared by the batch) comes in tiles
+// beside K and V, in natural key order: a thread's 16 columns of a row are 16 consecutive keys,
+// two 16-byte chunks of the bias row. With it the scores become s·scale + bias, and the softmax
+// runs on those with the plain log2(e) factor (kernels whose template says Bias; the others are
+// unchanged).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -25,6 +31,7 @@
 #include <type_traits>
 
 #include "kernels/attention.hpp"
+#include "kernels/detail/vec.cuh"  // unpack8
 
 namespace xfbench::kernels::detail {
 
@@ -32,6 +39,7 @@ constexpr int kHD = 64;           // head dimension the kernel takes
 constexpr int kBlockM = 128;      // query rows per block
 constexpr int kBlockN = 64;       // keys per tile
 constexpr int kChunks = kHD / 8;  // 16-byte chunks per row
+constexpr float kLog2e = 1.4426950408889634f;
 
 // Bytes from element 0 to sequence position `row` of head h in batch item b (2-byte elements).
 __device__ __forceinline__ std::int64_t row_bytes(const HeadStrides& s, int b, int h,
@@ -44,6 +52,7 @@ struct FlashParams {
   char* o;
   HeadStrides sq, sk, sv, so;  // in elements
   int NH, Sq, Sk;
+  float scale;       // softmax scale
   float scale_log2;  // softmax scale · log2(e)
   DropoutMask drop;
   const int* kv_lens;  // [B] (padding mask: keys j >= kv_lens[b] hidden) or null
@@ -52,6 +61,7 @@ struct FlashParams {
   // [B, NH, Sq, Sk/16] dropout keep bits (bit j of word w of a row: key 16·w + j), written by the
   // forward and read by the backward when not null (else the backward draws them again).
   std::uint16_t* keep;
+  const char* bias;  // [NH, Sq, Sk] score bias, or null (kernels with Bias read it)
 };
 
 // Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
@@ -147,6 +157,40 @@ __device__ __forceinline__ void load_tile(std::uint16_t* tile, const char* src, 
     cp_async16(tile + swizzled(KeyOrder ? key_order(row) : row, chunk),
                src + (valid ? row * ld * 2 + chunk * 16 : 0), valid);
   }
+}
+
+// s <- s·scale + bias for this thread's S fragments (layout as in RowState). chunk(mt, hf, c)
+// gives the 16 bytes of bias for the fragment row's keys 16·(lane%4) + 8·c ... + 7: the
+// thread's columns 2·nt + e = 8·c + j, i.e. n tiles 4c ... 4c + 3.
+template <class T, int MT, class Chunk>
+__device__ __forceinline__ void add_bias(float (&s)[MT][8][4], float scale, Chunk&& chunk) {
+  int4 raw[MT][2][2];  // all loads first
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) raw[mt][hf][c] = chunk(mt, hf, c);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        float b[8];
+        unpack8<T>(b, raw[mt][hf][c]);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float& x = s[mt][4 * c + j / 2][2 * hf + j % 2];
+          x = fmaf(x, scale, b[j]);
+        }
+      }
+}
+
+// Chunk c of this thread's 16 bias values in row `row` of a [rows][64] shared tile (swizzled,
+// natural key order).
+__device__ __forceinline__ int4 bias_chunk(const std::uint16_t* tile, int row, int c) {
+  return *reinterpret_cast<const int4*>(tile + swizzled(row, 2 * (threadIdx.x % 4) + c));
 }
 
 // The per-tile work both kernels share. A thread's S and O fragments are mma tiles [MT][8][4]
@@ -365,6 +409,7 @@ template <int Threads>
 struct BlockTiles {
   int m0, h, b, tiles;
   const char *q, *k, *v;  // the head's Q rows from m0, its first K and V rows
+  const char* bias;       // the head's bias row m0 (when p.bias)
 
   __device__ BlockTiles(const FlashParams& p, const BlockOrder& order) {
     int rank, head;
@@ -376,6 +421,7 @@ struct BlockTiles {
     q = p.q + row_bytes(p.sq, b, h, m0);
     k = p.k + row_bytes(p.sk, b, h, 0);
     v = p.v + row_bytes(p.sv, b, h, 0);
+    bias = p.bias + (std::int64_t(h) * p.Sq + m0) * p.Sk * 2;
   }
 
   // Whether key tile t lies wholly above the causal diagonal for the block's rows up to
@@ -385,18 +431,22 @@ struct BlockTiles {
   }
 
   // The Q rows (past Sq zero-filled) with key tile 0.
+  template <bool Bias = false>
   __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
-                                  std::uint16_t* sV) const {
+                                  std::uint16_t* sV, std::uint16_t* sB = nullptr) const {
     load_tile<kBlockM, Threads>(sQ, q, p.sq.s, p.Sq - m0);
-    load_keys(p, 0, sK, sV);
+    load_keys<Bias>(p, 0, sK, sV, sB);
   }
-  // K and V of key tile t, rows in key_order.
-  __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK,
-                            std::uint16_t* sV) const {
+  // K and V of key tile t, rows in key_order; with Bias the block's [kBlockM][64] bias tile
+  // (natural key order, rows past Sq zero-filled).
+  template <bool Bias = false>
+  __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK, std::uint16_t* sV,
+                            std::uint16_t* sB = nullptr) const {
     load_tile<kBlockN, Threads, true>(sK, k + std::int64_t(t) * kBlockN * p.sk.s * 2, p.sk.s,
                                       kBlockN);
     load_tile<kBlockN, Threads, true>(sV, v + std::int64_t(t) * kBlockN * p.sv.s * 2, p.sv.s,
                                       kBlockN);
+    if constexpr (Bias) load_tile<kBlockM, Threads>(sB, bias + t * kBlockN * 2, p.Sk, p.Sq - m0);
     cp_async_commit();
   }
 };
@@ -407,20 +457,36 @@ struct FlashBwdParams {
   const char* dout;    // dO, with O's strides
   char *dq, *dk, *dv;  // with Q's, K's and V's strides
   float* delta;        // [B, NH, Sq] scratch: D_i = Σ_d dO_id·O_id
-  float scale;         // softmax scale (dQ, dK)
-  bool fp16;           // else bf16
+  // With a bias and its gradient (else null): [NH, Sq + Sk - 1] sums of dS along each diagonal
+  // j - i (over the batch), and per-block partial sums (bias_partial_elements).
+  float *dbias, *dbias_partial;
+  bool fp16;  // else bf16
 };
+
+// The backward's partial diagonal sums: per (b, h, key tile), Sq / 64 + 1 rows of 64.
+inline std::size_t bias_partial_elements(int B, int NH, int Sq, int Sk) {
+  return std::size_t(B) * NH * (Sk / kBlockN) * (Sq / kBlockN + 1) * kBlockN;
+}
 
 // 8 fp16 or bf16 values at p (16-byte aligned) as floats.
 __device__ __forceinline__ void unpack8(float (&x)[8], const char* p, bool fp16) {
-  union {
-    int4 raw;
-    __half h[8];
-    __nv_bfloat16 b[8];
-  } u;
-  u.raw = *reinterpret_cast<const int4*>(p);
-#pragma unroll
-  for (int j = 0; j < 8; ++j) x[j] = fp16 ? __half2float(u.h[j]) : __bfloat162float(u.b[j]);
+  const int4 raw = *reinterpret_cast<const int4*>(p);
+  fp16 ? unpack8<__half>(x, raw) : unpack8<__nv_bfloat16>(x, raw);
+}
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+// Calls f(TypeTag<T>{}, Masked, Bias) (std::bool_constant) with the forward kernel variant p needs.
+template <class F>
+void forward_variant(const FlashParams& p, bool fp16, F&& f) {
+  const bool masked = p.causal || p.kv_lens, bias = p.bias;
+  auto with_type = [&](auto t) {
+    auto with_mask = [&](auto m) { bias ? f(t, m, std::true_type{}) : f(t, m, std::false_type{}); };
+    masked ? with_mask(std::true_type{}) : with_mask(std::false_type{});
+  };
+  fp16 ? with_type(TypeTag<__half>{}) : with_type(TypeTag<__nv_bfloat16>{});
 }
 
 // Launchers, one per kernel file; B: batch.

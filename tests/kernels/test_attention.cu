@@ -50,11 +50,13 @@ struct Case {
   xk::QkvLayout layout;
   bool padding, causal, bias;
   float p;
+  float scale = 0.f;  // desc.scale (0: 1/sqrt(HD); T5: 1)
   std::string str() const {
     return "B=" + std::to_string(B) + " NH=" + std::to_string(NH) + " S=" + std::to_string(S) +
            " HD=" + std::to_string(HD) + " " + xk::to_string(layout) +
            " pad=" + std::to_string(padding) + " causal=" + std::to_string(causal) +
-           " bias=" + std::to_string(bias) + " p=" + std::to_string(p);
+           " bias=" + std::to_string(bias) + " p=" + std::to_string(p) +
+           " scale=" + std::to_string(scale);
   }
 };
 
@@ -90,6 +92,7 @@ struct Problem {
     desc.causal = c.causal;
     desc.bias = c.bias;
     desc.dropout = c.p;
+    desc.scale = c.scale;
     for (int b = 0; b < c.B; ++b) lens.push_back(c.padding ? std::max(8, c.S - 24 * b - 5) : c.S);
     std::vector<float> mask(std::size_t(c.B) * c.S, 0.f);
     for (int b = 0; b < c.B; ++b)
@@ -131,6 +134,44 @@ struct Problem {
     EXPECT_TRUE(close_scaled<T>("dQ", gather(gh, off(0), d.q, d.B, d.NH, d.Sq, d.HD), r_dq, 8));
     EXPECT_TRUE(close_scaled<T>("dK", gather(gh, off(1), d.k, d.B, d.NH, d.Sk, d.HD), r_dk, 8));
     EXPECT_TRUE(close_scaled<T>("dV", gather(gh, off(2), d.v, d.B, d.NH, d.Sk, d.HD), r_dv, 8));
+  }
+
+  // The bias gradient summed over the batch and along each diagonal j - i ([NH, Sq + Sk - 1], as
+  // FlashAttention returns it) in float64: the reference softmax's backward with respect to the
+  // biased scores (scale 1 there), no padding mask.
+  std::vector<double> bias_grad_diagonals(xk::Dropout drop) const {
+    const auto& d = desc;
+    const auto q = gather(qkv, off(0), d.q, d.B, d.NH, d.Sq, d.HD);
+    const auto k = gather(qkv, off(1), d.k, d.B, d.NH, d.Sk, d.HD);
+    const auto v = gather(qkv, off(2), d.v, d.B, d.NH, d.Sk, d.HD);
+    const auto dO = gather(dout, 0, d.o, d.B, d.NH, d.Sq, d.HD);
+    const std::size_t n = std::size_t(d.B) * d.NH * d.Sq * d.Sk;
+    std::vector<double> scores(n), dprobs(n), probs(n), dscores(n);
+    for (int bh = 0; bh < d.B * d.NH; ++bh)
+      for (int i = 0; i < d.Sq; ++i)
+        for (int j = 0; j < d.Sk; ++j) {
+          double s = 0, g = 0;
+          for (int e = 0; e < d.HD; ++e) {
+            s += q[(std::size_t(bh) * d.Sq + i) * d.HD + e] *
+                 k[(std::size_t(bh) * d.Sk + j) * d.HD + e];
+            g += dO[(std::size_t(bh) * d.Sq + i) * d.HD + e] *
+                 v[(std::size_t(bh) * d.Sk + j) * d.HD + e];
+          }
+          scores[(std::size_t(bh) * d.Sq + i) * d.Sk + j] = s;
+          dprobs[(std::size_t(bh) * d.Sq + i) * d.Sk + j] = g;
+        }
+    xk::ref::attention_softmax_forward(probs.data(), nullptr, scores.data(), nullptr, bias.data(),
+                                       d.softmax_scale(), d.causal, drop, d.B, d.NH, d.Sq, d.Sk);
+    xk::ref::attention_softmax_backward(dscores.data(), dprobs.data(), probs.data(), 1.0, drop, d.B,
+                                        d.NH, d.Sq, d.Sk);
+    const int diagonals = d.Sq + d.Sk - 1;
+    std::vector<double> out(std::size_t(d.NH) * diagonals, 0.0);
+    for (int bh = 0; bh < d.B * d.NH; ++bh)
+      for (int i = 0; i < d.Sq; ++i)
+        for (int j = 0; j < d.Sk; ++j)
+          out[std::size_t(bh % d.NH) * diagonals + j - i + d.Sq - 1] +=
+              dscores[(std::size_t(bh) * d.Sq + i) * d.Sk + j];
+    return out;
   }
 };
 
@@ -225,6 +266,8 @@ TYPED_TEST(Attention, CudnnDropoutIsSeeded) {
   EXPECT_LT(rel, 1.0);
 }
 
+// With a bias, the backward's bias gradient too (its diagonal sums, against float64), and it is
+// the same bit for bit when run again.
 template <class T>
 void check_flash(const Case& c, xk::FlashKernel kernel) {
   SCOPED_TRACE(c.str());
@@ -232,13 +275,16 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
   xk::FlashAttention attn(pr.desc, kernel);
   SCOPED_TRACE(attn.uses_wgmma() ? "wgmma" : "mma.sync");
   const xk::Dropout drop{c.p, 11, 3};
-  xfbench::DeviceBuffer<float> lse(attn.stats_elements()), delta(attn.stats_elements());
+  const void* bias = c.bias ? pr.d_bias.get() : nullptr;
+  xfbench::DeviceBuffer<float> lse(attn.stats_elements()), scratch(attn.scratch_elements());
+  Dev<float> dbias(std::max<std::size_t>(attn.bias_grad_elements(), 1));  // poisoned
   xfbench::DeviceBuffer<char> keep(std::max<std::size_t>(attn.keep_bytes(), 1));
   xfbench::poison(keep.data(), keep.bytes(), nullptr);  // bits the forward skips stay poisoned
   // Saved keep bits on one layout, drawn again by the backward on the other: both paths tested.
   const bool save_bits = pr.layout == xk::QkvLayout::bshd;
   const xk::FlashSaved saved{lse.data(), save_bits ? keep.data() : nullptr};
-  attn.forward(pr.o.get(), saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), drop, nullptr);
+  attn.forward(pr.o.get(), saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), bias, drop,
+               nullptr);
   pr.reference(drop);
   if (!attn.has_backward()) {
     const auto& d = pr.desc;
@@ -246,9 +292,18 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
         close_scaled<T>("O", gather(pr.o.host(), 0, d.o, d.B, d.NH, d.Sq, d.HD), pr.r_o, 4));
     return;
   }
-  attn.backward(pr.grad(0), pr.grad(1), pr.grad(2), delta.data(), pr.d_dout.get(), pr.o.get(),
-                saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), drop, nullptr);
+  auto backward = [&] {
+    attn.backward(pr.grad(0), pr.grad(1), pr.grad(2), c.bias ? dbias.get() : nullptr,
+                  scratch.data(), pr.d_dout.get(), pr.o.get(), saved, pr.ptr(0), pr.ptr(1),
+                  pr.ptr(2), bias, drop, nullptr);
+  };
+  backward();
   pr.expect_matches_reference();
+  if (!c.bias) return;
+  const auto first = dbias.host();
+  EXPECT_TRUE(close_scaled<T>("dbias diagonals", first, pr.bias_grad_diagonals(drop), 8));
+  backward();
+  EXPECT_EQ(dbias.host(), first);
 }
 
 // The forward (and, where it runs, the backward: Hopper, no padding mask) against float64 with the
@@ -266,6 +321,51 @@ TYPED_TEST(Attention, FlashForwardMatchesReference) {
       check_flash<TypeParam>({2, 2, 256, 64, layout, false, true, false, 0.1f}, kernel);
       check_flash<TypeParam>({1, 3, 128, 64, layout, false, true, false, 0.f}, kernel);
     }
+}
+
+// A score bias (T5's relative position bias, here random), forward and backward, against float64
+// with the exact Philox mask: T5's unscaled scores and the default scale, one to four key tiles
+// (the diagonal sums carried between query tiles), B·NH = 75, the causal mask (T5's decoder),
+// dropout on and off, and the padding mask (forward only: the backward does not take it). The
+// mma.sync forward with the bias from global memory too.
+TYPED_TEST(Attention, FlashBiasMatchesReference) {
+  for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
+    check_flash<TypeParam>({2, 3, 64, 64, layout, false, false, true, 0.f}, xk::FlashKernel::best);
+    check_flash<TypeParam>({2, 2, 192, 64, layout, false, false, true, 0.1f, 1.f},
+                           xk::FlashKernel::best);
+    check_flash<TypeParam>({1, 3, 256, 64, layout, false, true, true, 0.1f, 1.f},
+                           xk::FlashKernel::best);
+    check_flash<TypeParam>({3, 25, 128, 64, layout, false, true, true, 0.f}, xk::FlashKernel::best);
+    check_flash<TypeParam>({2, 2, 256, 64, layout, false, false, true, 0.2f},
+                           xk::FlashKernel::best);
+    check_flash<TypeParam>({4, 2, 256, 64, layout, true, false, true, 0.1f, 1.f},
+                           xk::FlashKernel::best);
+    check_flash<TypeParam>({2, 2, 192, 64, layout, false, true, true, 0.1f, 1.f},
+                           xk::FlashKernel::mma);
+    check_flash<TypeParam>({4, 2, 256, 64, layout, true, false, true, 0.f}, xk::FlashKernel::mma);
+  }
+}
+
+// T5-large's attention (16 heads, seq 512, scale 1, dropout 0.1) with its bias: the flash and
+// unfused forwards agree (same Philox mask), and the bias moves the output.
+TYPED_TEST(Attention, FlashBiasAgreesWithUnfused) {
+  using T = TypeParam;
+  const Case c{2, 16, 512, 64, xk::QkvLayout::bshd, false, false, true, 0.1f, 1.f};
+  Problem<T> pr(c);
+  xk::FlashAttention flash(pr.desc);
+  xk::UnfusedAttention unfused(pr.desc);
+  Dev<T> probs(unfused.probs_elements()), work(unfused.probs_elements()), o2(pr.o_n);
+  const xk::Dropout drop{0.1f, 4321, 9};
+  flash.forward(pr.o.get(), {}, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, pr.d_bias.get(), drop,
+                nullptr);
+  unfused.forward(o2.get(), probs.get(), work.get(), pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr,
+                  pr.d_bias.get(), drop, nullptr);
+  const auto a = pr.o.host();
+  EXPECT_TRUE(close_scaled<T>("O flash vs unfused", a, o2.host(), 8));
+  const Dev<T> other_bias(random_values<T>(pr.bias.size(), -1, 1, 33));
+  flash.forward(pr.o.get(), {}, pr.ptr(0), pr.ptr(1), pr.ptr(2), nullptr, other_bias.get(), drop,
+                nullptr);
+  EXPECT_NE(pr.o.host(), a);
 }
 
 bool flash_backward_here() {
@@ -458,7 +558,6 @@ TEST(Attention, FlashRejectsWhatItCannotRun) {
   };
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 128; })), xfbench::Unsupported);
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.Sq = e.Sk = 100; })), xfbench::Unsupported);
-  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.bias = true; })), xfbench::Unsupported);
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.dropout = 1.f; })),
                xfbench::InvalidArgument);
   EXPECT_NO_THROW(xk::FlashAttention{d});
@@ -471,6 +570,18 @@ TEST(Attention, FlashRejectsWhatItCannotRun) {
   const xk::FlashAttention causal(with([](auto& e) { e.causal = true; }));
   EXPECT_EQ(causal.has_backward(), causal.uses_wgmma());
   EXPECT_FALSE(xk::FlashAttention(with([](auto& e) { e.padding_mask = true; })).has_backward());
+  // A bias: its gradient's diagonal sums, per-block sums in the scratch; the bias pointer must
+  // come exactly with desc.bias (checked before any launch).
+  const xk::FlashAttention biased(with([](auto& e) { e.bias = true; }));
+  EXPECT_EQ(biased.bias_grad_elements(), 4u * (128 + 128 - 1));
+  EXPECT_EQ(biased.scratch_elements(), 2u * 4 * 128 + 2u * 4 * 2 * 3 * 64);
+  EXPECT_EQ(xk::FlashAttention(d).scratch_elements(), 2u * 4 * 128);
+  EXPECT_EQ(xk::FlashAttention(d).bias_grad_elements(), 0u);
+  alignas(16) static char tensor[16];  // never read: the checks come first
+  void* p = tensor;
+  EXPECT_THROW(biased.forward(p, {}, p, p, p, nullptr, {}, nullptr), xfbench::InvalidArgument);
+  EXPECT_THROW(xk::FlashAttention(d).forward(p, {}, p, p, p, nullptr, p, {}, nullptr),
+               xfbench::InvalidArgument);
 }
 
 TEST(AttentionDesc, LayoutsAndFlops) {
