@@ -54,12 +54,27 @@ GPT2_MODELS = {"gpt2": (768, 12), "gpt2-medium": (1024, 16), "gpt2-large": (1280
                "gpt2-xl": (1600, 25)}
 DEFAULT_GPT2 = "gpt2-medium"
 TRAIN_MODELS = {
-    # name: (layers, hidden, heads, vocab)
+    # name: (layers, hidden, heads, vocab), as xfbench's kernels/language_model_config.cpp
+    "bert-base": (12, 768, 12, 30522),
     "bert-large": (24, 1024, 16, 30522),
+    "gpt2": (12, 768, 12, 50257),
     "gpt2-medium": (24, 1024, 16, 50257),
+    "gpt2-large": (36, 1280, 20, 50257),
+    "gpt2-xl": (48, 1600, 25, 50257),
 }
-TRAIN_CASES = [("bert-large", "fp16", 512, 16), ("bert-large", "fp16-ckpt", 512, 16),
-               ("gpt2-medium", "bf16", 1024, 8)]
+# xfbench's TrainStep default suite (model, seq, batch) and the knobs it changes one at a time
+# around each: (precision, accum, ckpt, adamw).
+TRAIN_HEADLINES = [("bert-large", 128, 64), ("bert-large", 512, 16), ("gpt2-medium", 1024, 8)]
+TRAIN_KNOBS = [("bf16", 1, False, "fused"), ("bf16", 1, False, "unfused"), ("bf16", 4, False, "fused"),
+               ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused")]
+MLM_PROBABILITY = 0.15
+
+
+def train_name(model, precision, seq, batch, accum=1, ckpt=False, adamw="fused"):
+    """xfbench's TrainStep name with the peer's backend (HF's sdpa attention, matched to
+    xfbench's `fused` by the backend map)."""
+    return (f"TrainStep/torch-sdpa/{model}/{precision}/seq:{seq}/batch:{batch}/accum:{accum}/"
+            f"ckpt:{'on' if ckpt else 'off'}/adamw:{adamw}")
 
 
 def _sibling(name):
@@ -159,9 +174,11 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                 out.append(Spec(fam, f"BertLayer/part:{part}/fp16/fwd/seq:128/batch:64",
                                 backend=backend, passes="fwd", seq=128, batch=64, part=part))
     if "TrainStep" in families:
-        for model, variant, s, b in TRAIN_CASES:
-            out.append(Spec("TrainStep", f"TrainStep/{model}/{variant}/seq:{s}/batch:{b}",
-                            model=model, variant=variant, seq=s, batch=b))
+        for model, s, b in TRAIN_HEADLINES:
+            for precision, accum, ckpt, adamw in TRAIN_KNOBS:
+                out.append(Spec("TrainStep", train_name(model, precision, s, b, accum, ckpt, adamw),
+                                model=model, precision=precision, seq=s, batch=b, accum=accum,
+                                ckpt=ckpt, adamw=adamw))
     return out
 
 
@@ -184,10 +201,11 @@ def counters(spec, seconds, mem_bytes=None):
         # h2d/d2h cross PCIe once; d2d reads and writes device memory (2x), as xfbench counts it
         c["GB/s"] = (2 if k["direction"] == "d2d" else 1) * k["bytes"] / t / 1e9
     elif spec.family == "TrainStep":
-        per = train_flops_per_sample(k["model"], k["seq"], ckpt="ckpt" in k["variant"])
-        c["TFLOPS"] = per * k["batch"] / t / 1e12
-        c["samples/s"] = k["batch"] / t
-        c["tokens/s"] = k["batch"] * k["seq"] / t
+        per = train_flops_per_sample(k["model"], k["seq"], ckpt=k["ckpt"])
+        samples = k["batch"] * k["accum"]  # one optimizer step of `accum` micro-batches
+        c["TFLOPS"] = per * samples / t / 1e12
+        c["samples/s"] = samples / t
+        c["tokens/s"] = samples * k["seq"] / t
     else:  # layer families
         kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
         flops = layer_flops(k["batch"], k["seq"], h=k.get("hidden", H), kind=kind, passes=k["passes"])
@@ -459,31 +477,57 @@ def build_layer(torch, spec, dev):
     return run
 
 
+def train_batch(torch, model_name, b, s, V, dev):
+    """Random ids as the seeds' dummy datasets; BERT: 15% of the positions masked as
+    DataCollatorForLanguageModeling does (80% [MASK], 10% random, 10% kept), labels -100
+    elsewhere; GPT-2: labels = ids (the model shifts them)."""
+    ids = torch.randint(0, V, (b, s), device=dev)
+    if not model_name.startswith("bert"):
+        return ids, ids
+    n = max(1, round(MLM_PROBABILITY * s))
+    pos = torch.rand(b, s, device=dev).argsort(dim=1)[:, :n]
+    labels = torch.full_like(ids, -100)
+    labels.scatter_(1, pos, ids.gather(1, pos))
+    u = torch.rand(b, n, device=dev)
+    masked = ids.gather(1, pos)
+    masked = torch.where(u < 0.8, torch.full_like(masked, 103), masked)
+    masked = torch.where((u >= 0.8) & (u < 0.9), torch.randint_like(masked, V), masked)
+    return ids.scatter(1, pos, masked), labels
+
+
 def build_train(torch, spec, dev):
+    """One optimizer step as HF Trainer runs it: `accum` micro-batches under autocast (GradScaler
+    for fp16), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad."""
     k = spec.kw
     L, h, heads, V = TRAIN_MODELS[k["model"]]
-    s, b, variant = k["seq"], k["batch"], k["variant"]
+    s, b = k["seq"], k["batch"]
     if k["model"].startswith("bert"):
         from transformers import BertConfig, BertForMaskedLM
         cfg = BertConfig(hidden_size=h, num_hidden_layers=L, num_attention_heads=heads,
                          intermediate_size=4 * h, vocab_size=V, max_position_embeddings=max(512, s))
+        cfg._attn_implementation = "sdpa"
         model = BertForMaskedLM(cfg)
     else:
         from transformers import GPT2Config, GPT2LMHeadModel
         cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
+        cfg._attn_implementation = "sdpa"
         model = GPT2LMHeadModel(cfg)
     model = model.to(dev).train()
-    if "ckpt" in variant:
+    if k["ckpt"]:
         model.gradient_checkpointing_enable()
-    dt = torch.bfloat16 if variant.startswith("bf16") else torch.float16
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[k["precision"]]
+    fused = k["adamw"] == "fused"
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused, foreach=None if fused else False)
     scaler = torch.amp.GradScaler("cuda", enabled=dt == torch.float16)
-    ids = torch.randint(0, V, (b, s), device=dev)
+    batches = [train_batch(torch, k["model"], b, s, V, dev) for _ in range(k["accum"])]
 
     def step():
-        with torch.autocast("cuda", dtype=dt):
-            loss = model(input_ids=ids, labels=ids).loss
-        scaler.scale(loss).backward()
+        for ids, labels in batches:
+            with torch.autocast("cuda", dtype=dt):
+                loss = model(input_ids=ids, labels=labels).loss / len(batches)
+            scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(opt)
         scaler.update()
         opt.zero_grad(set_to_none=True)

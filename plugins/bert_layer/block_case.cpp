@@ -37,7 +37,14 @@ void run_case(benchmark::State& state, const Spec& spec) {
   state.counters["mem_GB"] = block.device_bytes() / 1e9;
 }
 
-// --xfbench_<flag>=a,b,... as positive integers; `fallback` when not given.
+std::string joined(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
                                std::vector<int> fallback) {
   std::vector<std::string> given = flag_list(flag, help);
@@ -54,7 +61,6 @@ std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
   return out;
 }
 
-// --xfbench_<flag>=a,b,... each one of `allowed`; `fallback` when not given.
 std::vector<std::string> choice_list_flag(const std::string& flag, const std::string& help,
                                           std::vector<std::string> fallback,
                                           const std::vector<std::string>& allowed) {
@@ -67,14 +73,6 @@ std::vector<std::string> choice_list_flag(const std::string& flag, const std::st
   }
   return given;
 }
-
-std::string joined(const std::vector<int>& v) {
-  std::string out;
-  for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
-  return out;
-}
-
-}  // namespace
 
 void add_block_case(const std::string& name, const BlockCase& c) {
   Spec spec{c, ""};

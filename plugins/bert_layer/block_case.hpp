@@ -46,6 +46,14 @@ void add_layer_cases(const std::string& family, const kernels::BlockConfig& mode
                      const LayerSweep& sweep, const std::string& model_tag,
                      const std::function<bool(int seq, int batch)>& headline);
 
+// --xfbench_<flag>=a,b,... as positive integers, or each one of `allowed`; `fallback` when not
+// given. Throws InvalidArgument naming the flag and the bad value.
+std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
+                               std::vector<int> fallback);
+std::vector<std::string> choice_list_flag(const std::string& flag, const std::string& help,
+                                          std::vector<std::string> fallback,
+                                          const std::vector<std::string>& allowed);
+
 kernels::AttentionBackend backend_of(const std::string& name);  // "unfused", "fused", "flash"
 kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16"
 

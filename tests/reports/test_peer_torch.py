@@ -36,7 +36,25 @@ def test_default_cases_mirror_xfbench():
     allnames = names(peer.ALL_FAMILIES)
     assert "T5Decoder/torch-eager/fp16/fwdbwd/seq:512/batch:64/manual_time" in allnames
     assert not any(x.startswith("T5Encoder/torch-sdpa") for x in allnames)
-    assert "TrainStep/bert-large/fp16-ckpt/seq:512/batch:16/manual_time" in allnames
+    assert ("TrainStep/torch-sdpa/bert-large/bf16/seq:512/batch:16/accum:1/ckpt:on/adamw:fused/"
+            "manual_time") in allnames
+
+
+def test_train_names_match_xfbench_after_backend_mapping():
+    """The peer's TrainStep names become xfbench's (tests/train_step lists these) once torch-sdpa
+    maps to fused; samples count every micro-batch; checkpointing counts the forward twice."""
+    mapped = {loader.map_backend(loader.strip_name(n), loader.DEFAULT_BACKEND_MAP)
+              for n in names(["TrainStep"])}
+    assert "TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused" in mapped
+    assert "TrainStep/fused/gpt2-medium/bf16/seq:1024/batch:8/accum:4/ckpt:off/adamw:fused" in mapped
+    spec = [x for x in peer.default_specs(["TrainStep"]) if "accum:4" in x.name][0]
+    s, h, L, V = spec.kw["seq"], 1024, 24, 30522
+    per = 3 * (L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V)
+    assert peer.train_flops_per_sample("bert-large", s) == per
+    assert peer.train_flops_per_sample("bert-large", s, ckpt=True) == per * 4 // 3
+    c = peer.counters(spec, 0.5)
+    assert c["samples/s"] == spec.kw["batch"] * 4 / 0.5
+    assert abs(c["TFLOPS"] - per * spec.kw["batch"] * 4 / 0.5 / 1e12) < 1e-9
 
 
 def test_names_match_xfbench_after_backend_mapping():

@@ -1,0 +1,254 @@
+// The language model's construction, parameters, data and read-back (language_model.hpp); the
+// step itself is in language_model_step.cu.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/adamw.hpp"
+#include "kernels/detail/language_model_impl.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/philox.hpp"
+#include "kernels/reference/language_model_ref.hpp"
+
+namespace xfbench::kernels {
+namespace {
+
+// p[i] = lo + (hi - lo)·u, u uniform in [0, 1) from Philox(counter i, key seed): the same values
+// for any launch configuration.
+template <class T>
+__global__ void fill_uniform_kernel(T* p, std::size_t n, std::uint64_t seed, float lo, float hi) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const detail::Philox4 r =
+        detail::philox4x32_10({std::uint32_t(i), std::uint32_t(i >> 32), 0x7a11u, 0u},
+                              std::uint32_t(seed), std::uint32_t(seed >> 32));
+    p[i] = T(lo + (hi - lo) * float(r.x >> 8) * 0x1.0p-24f);
+  }
+}
+
+template <class T>
+void fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi, cudaStream_t s) {
+  if (n == 0) return;
+  const int blocks = int(std::min<std::size_t>((n + 255) / 256, 4096));
+  fill_uniform_kernel<T><<<blocks, 256, 0, s>>>(p, n, seed, lo, hi);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+double widen(__half x) { return __half2float(x); }
+double widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class T>
+std::vector<double> read_back(const void* p, std::size_t n) {
+  std::vector<T> raw(n);
+  XF_CUDA_CHECK(cudaMemcpy(raw.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = widen(raw[i]);
+  return out;
+}
+
+std::string gb(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+DeviceAllocation::DeviceAllocation(std::size_t bytes, const std::string& what) : bytes(bytes) {
+  if (bytes == 0) return;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    std::size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    XF_THROW(Unsupported,
+             "out of memory allocating " + what + " (" + gb(bytes) + ", " + gb(free) + " free)");
+  }
+}
+DeviceAllocation::~DeviceAllocation() {
+  if (p) cudaFree(p);
+}
+
+MemoryPlan LanguageModel::plan_memory(const TrainConfig& c) {
+  check_train_config(c);
+  return detail::make_layout(c, detail::probe_block_tensors(c.block()), detail::device_sizes(c))
+      .plan;
+}
+
+LanguageModel::LanguageModel(const TrainConfig& config) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.c = config;
+  check_train_config(config);
+  const TrainConfig& c = m.c;
+  m.layout =
+      detail::make_layout(c, detail::probe_block_tensors(c.block()), detail::device_sizes(c));
+  std::size_t free = 0, total = 0;
+  XF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (m.layout.plan.total() > free)
+    XF_THROW(Unsupported, "out of memory: needs ~" + gb(m.layout.plan.total()) + ", " + gb(free) +
+                              " free (" + c.describe() +
+                              "); try a smaller batch, checkpointing (ckpt:on) or accumulation " +
+                              "(accum:N with batch/N)");
+
+  const std::size_t P = m.layout.param_elements;
+  m.params = DeviceAllocation(P * 2, "parameters");
+  m.grads = DeviceAllocation(P * 2, "gradients");
+  if (c.accum > 1) m.accum_grads = DeviceAllocation(P * 2, "gradient accumulation");
+  m.master = DeviceAllocation(3 * P * 4, "master weights and moments");
+  m.arena = DeviceAllocation(m.layout.arena_bytes, "activations");
+  // Gaps between segments stay zero: the norm runs over the whole gradient buffer.
+  XF_CUDA_CHECK(cudaMemset(m.params.p, 0, P * 2));
+  XF_CUDA_CHECK(cudaMemset(m.grads.p, 0, P * 2));
+  if (c.accum > 1) XF_CUDA_CHECK(cudaMemset(m.accum_grads.p, 0, P * 2));
+
+  for (int i = 0; i < c.model.layers; ++i) {
+    BlockConfig bc = c.block();
+    bc.dropout_seed = m.dropout_seed(i);
+    m.blocks.push_back(std::make_unique<TransformerBlock>(
+        bc, BlockPart::layer, [&m, i](const std::string& name, TensorRole role, std::size_t bytes) {
+          return m.place(i, name, role, bytes);
+        }));
+  }
+  std::vector<ParamSegment> segments;
+  for (const detail::ParamSlot& p : m.layout.params)
+    segments.push_back({p.offset, p.elements, p.decay});
+  m.adamw = std::make_unique<AdamWPlan>(std::move(segments));
+  m.make_head_plans();
+}
+
+LanguageModel::~LanguageModel() = default;
+
+const TrainConfig& LanguageModel::config() const { return impl_->c; }
+const MemoryPlan& LanguageModel::memory_plan() const { return impl_->layout.plan; }
+
+void* LanguageModel::Impl::place(int layer, const std::string& name, TensorRole role,
+                                 std::size_t bytes) {
+  const std::string prefix = ref::layer_parameter(layer, "");
+  if (role == TensorRole::parameter) return param(prefix + name);
+  if (role == TensorRole::gradient) return grad(prefix + name.substr(1));
+  const std::string key =
+      detail::arena_key(layer, c.model.layers, c.checkpointing, {name, role, bytes});
+  const detail::ArenaSlot& s = layout.slot(key);
+  if (s.bytes < bytes)
+    XF_THROW(InvalidArgument, "language model: " + key + " planned " + std::to_string(s.bytes) +
+                                  " bytes, the block asks " + std::to_string(bytes));
+  return static_cast<char*>(arena.p) + s.offset;
+}
+
+void* LanguageModel::Impl::param(const std::string& name) const {
+  return static_cast<char*>(params.p) + layout.param(name).offset * 2;
+}
+void* LanguageModel::Impl::grad(const std::string& name) const {
+  return static_cast<char*>(grads.p) + layout.param(name).offset * 2;
+}
+void* LanguageModel::Impl::buf(const std::string& key) const {
+  return static_cast<char*>(arena.p) + layout.slot(key).offset;
+}
+std::uint64_t LanguageModel::Impl::dropout_seed(int site) const {
+  return c.seed * 0x9E3779B97F4A7C15ULL + std::uint64_t(site) + 1;
+}
+
+void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
+  Impl& m = *impl_;
+  const float a = 0.02f * std::sqrt(3.f);  // uniform(-a, a) has normal(0, 0.02)'s spread
+  auto fill = [&](auto* typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
+    for (const detail::ParamSlot& p : m.layout.params) {
+      T* dst = static_cast<T*>(m.param(p.name));
+      const std::uint64_t s = seed * 1000003 + (&p - m.layout.params.data());
+      const std::string local = p.name.substr(p.name.find('.') + 1);
+      const bool norm_weight = local.find("ln") != std::string::npos && local.back() == 'w';
+      if (p.decay)
+        fill_uniform(dst, p.used, s, -a, a, nullptr);
+      else if (random_all)
+        fill_uniform(dst, p.used, s, norm_weight ? 0.9f : -0.1f, norm_weight ? 1.1f : 0.1f,
+                     nullptr);
+      else
+        fill_uniform(dst, p.used, s, norm_weight ? 1.f : 0.f, norm_weight ? 1.f : 0.f, nullptr);
+    }
+  };
+  if (m.c.precision == Precision::fp16)
+    fill(static_cast<__half*>(nullptr));
+  else
+    fill(static_cast<__nv_bfloat16*>(nullptr));
+  m.reset_optimizer(nullptr);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void LanguageModel::set_data(const std::vector<TokenBatch>& micro) {
+  Impl& m = *impl_;
+  const TrainConfig& c = m.c;
+  if (int(micro.size()) != c.accum)
+    XF_THROW(InvalidArgument, "language model: " + std::to_string(micro.size()) +
+                                  " micro-batches given, accumulation takes " +
+                                  std::to_string(c.accum));
+  const int T = c.tokens(), R = c.head_rows();
+  for (int k = 0; k < c.accum; ++k) {
+    const TokenBatch& d = micro[k];
+    if (d.batch != c.batch || d.seq != c.seq || int(d.head_rows.size()) != R)
+      XF_THROW(InvalidArgument, "language model: a micro-batch of another shape");
+    auto up = [&](const char* key, const std::vector<int>& v, int n) {
+      XF_CUDA_CHECK(cudaMemcpy(static_cast<int*>(m.buf(key)) + std::size_t(k) * n, v.data(),
+                               n * sizeof(int), cudaMemcpyHostToDevice));
+    };
+    up("emb.ids", d.ids, T);
+    if (c.model.kind == LmKind::masked) up("emb.types", d.type_ids, T);
+    up("head.rows", d.head_rows, R);
+    up("head.targets", d.head_targets, R);
+  }
+}
+
+float LanguageModel::loss(cudaStream_t s) const {
+  float v = 0;
+  XF_CUDA_CHECK(cudaMemcpyAsync(&v, impl_->buf("head.loss"), 4, cudaMemcpyDeviceToHost, s));
+  XF_CUDA_CHECK(cudaStreamSynchronize(s));
+  return v;
+}
+
+TrainScalars LanguageModel::scalars(cudaStream_t s) const {
+  TrainScalars v{};
+  XF_CUDA_CHECK(cudaMemcpyAsync(&v, impl_->buf("scalars"), sizeof v, cudaMemcpyDeviceToHost, s));
+  XF_CUDA_CHECK(cudaStreamSynchronize(s));
+  return v;
+}
+
+std::vector<std::string> LanguageModel::parameters() const {
+  std::vector<std::string> out;
+  for (const detail::ParamSlot& p : impl_->layout.params) out.push_back(p.name);
+  return out;
+}
+
+std::size_t LanguageModel::parameter_count() const {
+  std::size_t n = 0;
+  for (const detail::ParamSlot& p : impl_->layout.params) n += p.elements;
+  return n;
+}
+
+std::vector<double> LanguageModel::download(const std::string& name, Values which,
+                                            cudaStream_t s) const {
+  const Impl& m = *impl_;
+  const detail::ParamSlot& p = m.layout.param(name);
+  XF_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (which == Values::master) {
+    std::vector<float> raw(p.used);
+    XF_CUDA_CHECK(cudaMemcpy(raw.data(), static_cast<float*>(m.master.p) + p.offset, p.used * 4,
+                             cudaMemcpyDeviceToHost));
+    return std::vector<double>(raw.begin(), raw.end());
+  }
+  const void* src = which == Values::weights
+                        ? m.param(name)
+                        : static_cast<const char*>(m.final_grads()) + p.offset * 2;
+  std::vector<double> out = m.c.precision == Precision::fp16
+                                ? read_back<__half>(src, p.used)
+                                : read_back<__nv_bfloat16>(src, p.used);
+  if (which == Values::gradients) {
+    const float scale = scalars(s).loss_scale;
+    for (double& v : out) v /= scale;
+  }
+  return out;
+}
+
+}  // namespace xfbench::kernels

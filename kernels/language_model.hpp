@@ -1,0 +1,100 @@
+// A language model's training step on the GPU (language_model_config.hpp says what the models
+// are). One step, enqueued on one stream without host synchronisation:
+//
+//   for each of `accum` micro-batches:
+//     embeddings (+ LayerNorm for BERT), dropout           embedding.hpp, layernorm.hpp
+//     L transformer blocks forward                          transformer_block.hpp
+//     LM head: BERT the masked rows only (dense, GELU, LayerNorm, tied decoder + bias); GPT-2
+//     every row (final LayerNorm, tied head); the fused softmax cross-entropy writes dlogits
+//     over the logits in place                              cross_entropy.hpp
+//     head backward, L blocks backward (with checkpointing each recomputes its forward first),
+//     embeddings backward (adding into the tied word table's gradient)
+//     gradients accumulated over micro-batches              grad_norm.hpp
+//   global norm, clip coefficient, fp16 loss scale, skip on overflow     grad_norm.hpp
+//   AdamW on fp32 master weights, fused or unfused                       adamw.hpp
+//
+// Memory is planned before anything is allocated: parameters and gradients live in two flat
+// buffers (one segment per tensor, so the optimizer and the norm each run over one buffer), the
+// blocks' activations are placed (TensorPlacement): layer i's input is layer i-1's output, the
+// backward's gradients ping-pong between two buffers, scratch is shared by the layers, and with
+// checkpointing the saved activations too.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/grad_norm.hpp"
+#include "kernels/language_model_config.hpp"
+
+namespace xfbench::kernels {
+
+// Device memory of a step by part, known before anything is allocated.
+struct MemoryPlan {
+  struct Part {
+    std::string what;
+    std::size_t bytes;
+  };
+  std::vector<Part> parts;
+  std::size_t total() const;
+  std::string describe() const;  // "parameters 0.67 GB, gradients 0.67 GB, ..."
+};
+
+class LanguageModel {
+ public:
+  // Checks the configuration (as check_train_config), plans memory and compares it with the
+  // device's free memory: a step that cannot fit throws Unsupported("out of memory: needs ~X GB,
+  // Y GB free; try ..."), before any allocation. Then allocates and builds (GEMM plans, cuDNN
+  // graphs). Parameters are uninitialised until init_parameters, data unset until set_data.
+  explicit LanguageModel(const TrainConfig& config);
+  ~LanguageModel();
+  LanguageModel(const LanguageModel&) = delete;
+  LanguageModel& operator=(const LanguageModel&) = delete;
+
+  // The plan alone (builds one probe block, allocates only what GEMM plans and cuDNN cache).
+  static MemoryPlan plan_memory(const TrainConfig& config);
+
+  const TrainConfig& config() const;
+  const MemoryPlan& memory_plan() const;
+
+  // HF's initialisation: weights and embeddings uniform with the spread of normal(0, 0.02), biases
+  // 0, LayerNorm weight 1 and bias 0 (with `random_all` biases and LayerNorm parameters are random
+  // too, so no gradient term is hidden by a zero); then the optimizer's state is reset (master =
+  // weights, moments 0, step 0, loss scale initial). Synchronises.
+  void init_parameters(std::uint64_t seed, bool random_all = false);
+
+  // The `accum` micro-batches every step trains on (synthetic_batch), uploaded once. Synchronises.
+  void set_data(const std::vector<TokenBatch>& micro_batches);
+
+  // Searches the cuBLASLt algorithms of every GEMM shape (one block and the LM head) on the
+  // model's tensors, outside timed regions. Overwrites activations and gradients. Synchronises.
+  void tune();
+
+  // One optimizer step (enqueued on `stream`, no host synchronisation).
+  void step(cudaStream_t stream);
+  // The gradients of one step without the optimizer: forward, loss and backward of every
+  // micro-batch, accumulated (tests).
+  void compute_gradients(cudaStream_t stream);
+
+  // The last step's mean loss (over its micro-batches) and the optimizer's scalars (synchronise).
+  float loss(cudaStream_t stream) const;
+  TrainScalars scalars(cudaStream_t stream) const;
+
+  // Parameter names (language_model_ref.hpp's), their element counts and values widened to
+  // float64: the weights, the gradients of the last compute_gradients / step (unscaled by the
+  // loss scale), or the fp32 master weights. The word table without its padding rows.
+  enum class Values { weights, gradients, master };
+  std::vector<std::string> parameters() const;
+  std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;
+  std::size_t parameter_count() const;  // elements of every parameter (padding rows included)
+
+  struct Impl;  // implementation detail (language_model.cu)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xfbench::kernels

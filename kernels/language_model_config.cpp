@@ -1,0 +1,172 @@
+#include "kernels/language_model_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/cross_entropy.hpp"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels {
+
+namespace {
+
+LmModel bert(const char* name, int layers, int hidden, int heads) {
+  LmModel m;
+  m.name = name, m.kind = LmKind::masked;
+  m.layers = layers, m.hidden = hidden, m.heads = heads, m.intermediate = 4 * hidden;
+  m.vocab = 30522, m.positions = 512, m.token_types = 2, m.eps = 1e-12f;
+  return m;
+}
+
+LmModel gpt2(const char* name, int layers, int hidden, int heads) {
+  LmModel m;
+  m.name = name, m.kind = LmKind::causal;
+  m.layers = layers, m.hidden = hidden, m.heads = heads, m.intermediate = 4 * hidden;
+  m.vocab = 50257, m.positions = 1024, m.token_types = 0, m.eps = 1e-5f;
+  return m;
+}
+
+const std::vector<LmModel>& presets() {
+  static const std::vector<LmModel> all = {
+      bert("bert-base", 12, 768, 12),   bert("bert-large", 24, 1024, 16),
+      gpt2("gpt2", 12, 768, 12),        gpt2("gpt2-medium", 24, 1024, 16),
+      gpt2("gpt2-large", 36, 1280, 20), gpt2("gpt2-xl", 48, 1600, 25)};
+  return all;
+}
+
+// splitmix64: a small, fixed generator (the same ids on every platform and compiler).
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  int below(int n) { return int(next() % std::uint64_t(n)); }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+};
+
+}  // namespace
+
+BlockConfig LmModel::block() const {
+  return kind == LmKind::masked ? bert_block(hidden, heads, intermediate)
+                                : gpt2_block(hidden, heads, intermediate);
+}
+
+LmModel lm_model(const std::string& name) {
+  for (const LmModel& m : presets())
+    if (m.name == name) return m;
+  std::string known;
+  for (const std::string& n : lm_model_names()) known += (known.empty() ? "" : ", ") + n;
+  XF_THROW(InvalidArgument, "unknown model '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> lm_model_names() {
+  std::vector<std::string> out;
+  for (const LmModel& m : presets()) out.push_back(m.name);
+  return out;
+}
+
+const char* to_string(OptimizerKind o) { return o == OptimizerKind::fused ? "fused" : "unfused"; }
+
+int TrainConfig::masked_per_sequence() const {
+  return std::max(1, int(std::lround(mlm_probability * seq)));
+}
+
+int TrainConfig::head_rows() const {
+  return model.kind == LmKind::masked ? batch * masked_per_sequence() : tokens();
+}
+
+int TrainConfig::loss_rows() const {
+  return model.kind == LmKind::masked ? head_rows() : batch * (seq - 1);
+}
+
+BlockConfig TrainConfig::block() const {
+  BlockConfig b = model.block();
+  b.name = model.name;
+  b.eps = model.eps;
+  b.batch = batch, b.seq = seq;
+  b.precision = precision;
+  b.backend = backend;
+  b.set_dropout(dropout);
+  b.backward = true;
+  return b;
+}
+
+std::string TrainConfig::describe() const {
+  return model.name + " batch " + std::to_string(batch) + ", seq " + std::to_string(seq) +
+         ", accum " + std::to_string(accum) + ", " + to_string(precision) + ", " +
+         to_string(backend) + (checkpointing ? ", checkpointing" : "") + ", " +
+         to_string(optimizer) + " AdamW";
+}
+
+void check_train_config(const TrainConfig& c) {
+  auto bad = [&](const std::string& why) { XF_THROW(InvalidArgument, c.describe() + ": " + why); };
+  const LmModel& m = c.model;
+  if (m.layers <= 0 || m.vocab <= 1 || m.positions <= 0 || c.batch <= 0 || c.seq <= 1 ||
+      c.accum <= 0)
+    bad("layers, batch, accumulation must be positive, vocab and seq above 1");
+  if (c.seq > m.positions)
+    bad("seq above the model's " + std::to_string(m.positions) + " positions");
+  if (m.padded_vocab() > kMaxCrossEntropyWidth)
+    bad("vocab above " + std::to_string(kMaxCrossEntropyWidth) + " (the loss kernel's width)");
+  if (m.kind == LmKind::masked && (m.token_types <= 0 || m.token_types > 4))
+    bad("a masked LM needs 1 to 4 token types");
+  if (c.mlm_probability <= 0.f || c.mlm_probability > 1.f) bad("mlm probability must be in (0, 1]");
+  if (c.precision == Precision::tf32 || c.precision == Precision::fp32)
+    XF_THROW(Unsupported, std::string(to_string(c.precision)) +
+                              ": the transformer block computes in fp16 and bf16 only");
+  check_block_config(c.block());  // widths, heads, the backend's limits
+}
+
+double train_flops_per_sample(const TrainConfig& c) {
+  BlockConfig one = c.block();
+  one.batch = 1;
+  const double layer = block_forward_flops(one);  // 8sh² + 4s²h + 4shI
+  const double head = 2.0 * c.seq * c.model.hidden * c.model.vocab;
+  return (c.checkpointing ? 4.0 : 3.0) * (c.model.layers * layer + head);
+}
+
+TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed) {
+  TokenBatch d;
+  d.batch = c.batch, d.seq = c.seq;
+  const int V = c.model.vocab, T = c.tokens();
+  Rng rng{seed * 0x2545F4914F6CDD1DULL + 1};
+  d.ids.resize(T);
+  for (int& id : d.ids) id = rng.below(V);
+  d.labels.assign(T, kIgnoreIndex);
+  if (c.model.kind == LmKind::causal) {
+    for (int t = 0; t < T; ++t) {
+      if ((t + 1) % c.seq != 0) d.labels[t] = d.ids[t + 1];
+      d.head_rows.push_back(t);
+      d.head_targets.push_back(d.labels[t]);
+    }
+    return d;
+  }
+  d.type_ids.assign(T, 0);
+  const int mask_id = std::min(kMaskTokenId, V - 1);
+  std::vector<int> pos(c.seq);
+  for (int b = 0; b < c.batch; ++b) {
+    std::iota(pos.begin(), pos.end(), 0);
+    for (int i = 0; i < c.masked_per_sequence(); ++i) {  // a partial Fisher-Yates shuffle
+      std::swap(pos[i], pos[i + rng.below(c.seq - i)]);
+    }
+    std::sort(pos.begin(), pos.begin() + c.masked_per_sequence());
+    for (int i = 0; i < c.masked_per_sequence(); ++i) {
+      const int t = b * c.seq + pos[i];
+      d.labels[t] = d.ids[t];
+      const double u = rng.uniform();
+      if (u < 0.8)
+        d.ids[t] = mask_id;
+      else if (u < 0.9)
+        d.ids[t] = rng.below(V);
+      d.head_rows.push_back(t);
+      d.head_targets.push_back(d.labels[t]);
+    }
+  }
+  return d;
+}
+
+}  // namespace xfbench::kernels

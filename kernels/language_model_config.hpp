@@ -1,0 +1,99 @@
+// What a training step of a language model is: the model (HF BertForMaskedLM or GPT2LMHeadModel
+// by name, or custom sizes), the run (batch, sequence, accumulation, precision, checkpointing,
+// attention backend, optimizer), its FLOP count by the seeds' formula, and the synthetic data the
+// seeds' dummy datasets stand for. Host only: no GPU needed (registration, tests, the reference).
+//
+//   masked (BERT)  embeddings word + position + type, LayerNorm, dropout; post-LN blocks; the MLM
+//                  head dense + GELU(erf) + LayerNorm, decoder tied to the word embeddings with its
+//                  own bias; the loss counts the masked 15% of positions only.
+//   causal (GPT-2) embeddings token + position, dropout; pre-LN blocks; final LayerNorm; LM head
+//                  tied to the token embeddings, no bias; each position predicts the next token.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/transformer_block.hpp"
+
+namespace xfbench::kernels {
+
+enum class LmKind { masked, causal };
+
+struct LmModel {
+  std::string name = "bert-large";
+  LmKind kind = LmKind::masked;
+  int layers = 24, hidden = 1024, heads = 16, intermediate = 4096;
+  int vocab = 30522, positions = 512, token_types = 2;  // GPT-2: 50257, 1024, 0
+  float eps = 1e-12f;                                   // every LayerNorm's (GPT-2: 1e-5)
+
+  // The vocabulary the LM head computes: rounded up to a multiple of 64 so the logits' rows and the
+  // tied table's GEMMs are aligned (30522 and 50257 are not multiples of 8). The extra rows of the
+  // word table are zero and their logits never count (cross_entropy.hpp).
+  int padded_vocab() const { return (vocab + 63) / 64 * 64; }
+  BlockConfig block() const;  // bert_block / gpt2_block with these widths
+};
+
+// bert-base, bert-large, gpt2, gpt2-medium, gpt2-large, gpt2-xl; InvalidArgument otherwise.
+LmModel lm_model(const std::string& name);
+std::vector<std::string> lm_model_names();
+
+enum class OptimizerKind { fused, unfused };  // one multi-tensor launch, or a chain per tensor
+const char* to_string(OptimizerKind o);
+
+struct AdamWSettings {
+  float lr = 1e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
+};
+
+struct TrainConfig {
+  LmModel model;
+  int batch = 8, seq = 128;  // per micro-batch
+  int accum = 1;             // micro-batches per optimizer step (gradient accumulation)
+  Precision precision = Precision::bf16;  // bf16, fp16 (dynamic loss scaling); tf32/fp32: no
+  AttentionBackend backend = AttentionBackend::fused;
+  bool checkpointing = false;  // keep only layer inputs; recompute each layer before its backward
+  OptimizerKind optimizer = OptimizerKind::fused;
+  float dropout = 0.1f;  // every dropout site (HF's hidden / attention / embedding dropout)
+  AdamWSettings adamw;
+  float max_grad_norm = 1.f;           // clip by global norm (HF Trainer's default)
+  float mlm_probability = 0.15f;       // masked LM: the share of positions the loss counts
+  float initial_loss_scale = 65536.f;  // fp16: as torch.amp.GradScaler
+  int loss_scale_window = 2000;        // fp16: steps without overflow before the scale doubles
+  std::uint64_t seed = 42;             // parameters, data and dropout
+
+  int tokens() const { return batch * seq; }
+  // Masked LM: positions of a sequence whose label counts (round(p·seq), at least 1).
+  int masked_per_sequence() const;
+  // Rows of the LM head per micro-batch: the masked tokens (BERT) or every token (GPT-2).
+  int head_rows() const;
+  // Rows whose target counts per micro-batch: masked tokens, or (seq - 1) per sequence.
+  int loss_rows() const;
+  BlockConfig block() const;  // the model's block at this run's size, precision and backend
+  std::string describe() const;
+};
+
+// Throws InvalidArgument for a configuration no GPU could run (sizes, seq above the model's
+// positions, the block's own limits) and Unsupported for one this build cannot (tf32/fp32: the
+// transformer block computes in fp16/bf16 only).
+void check_train_config(const TrainConfig& c);
+
+// The seeds' count per sample: 3·(L·(att + ffn) + 2·s·h·V), att = 8sh² + 4s²h, ffn = 4shI
+// (16sh² for I = 4h), V the true vocabulary; 4× instead of 3× with checkpointing.
+double train_flops_per_sample(const TrainConfig& c);
+
+// One micro-batch of synthetic data, fixed by `seed` (HF's dummy datasets: random token ids).
+//   masked: masked_per_sequence() distinct random positions per sequence carry the label (the
+//           original id); their input becomes [MASK] (80%), a random id (10%) or stays (10%), as
+//           HF's DataCollatorForLanguageModeling; every other label is kIgnoreIndex. Types all 0.
+//   causal: labels are the next token; the last position of a sequence has none.
+struct TokenBatch {
+  int batch = 0, seq = 0;
+  std::vector<int> ids, type_ids, labels;  // [batch·seq]
+  std::vector<int> head_rows;     // token indices the LM head computes (masked: the labelled ones)
+  std::vector<int> head_targets;  // their labels (kIgnoreIndex where none)
+};
+TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed);
+
+constexpr int kMaskTokenId = 103;  // BERT's [MASK] (the vocabulary's last id when it is smaller)
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,213 @@
+#include "kernels/detail/language_model_layout.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+
+#include "kernels/embedding.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/grad_norm.hpp"
+#include "kernels/layernorm.hpp"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels::detail {
+namespace {
+
+constexpr std::size_t kAlign = 256;       // bytes: GEMM operands (gemm.hpp's default)
+constexpr std::size_t kParamAlign = 128;  // elements: 256 bytes of fp16/bf16
+std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+bool decays(const std::string& name) {
+  const std::string local = name.substr(name.find('.') + 1);  // "layer3.bqkv" -> "bqkv"
+  const bool bias =
+      local[0] == 'b' || local.size() > 2 && local.compare(local.size() - 2, 2, "_b") == 0;
+  return !bias && local.find("ln") == std::string::npos;
+}
+
+struct Builder {
+  ModelLayout& l;
+  std::map<std::string, std::string> part_of;  // arena key -> memory plan part
+  std::map<std::string, std::size_t> part_bytes;
+
+  void param(const std::string& name, std::size_t elements, std::size_t used = 0) {
+    ParamSlot s{name, l.param_elements, elements, used ? used : elements, decays(name)};
+    l.params.push_back(s);
+    l.param_elements = round_up(l.param_elements + elements, kParamAlign);
+  }
+  // A slot of at least `bytes` under `key` (shared keys take the largest request).
+  void slot(const std::string& key, std::size_t bytes, const std::string& part) {
+    auto it = l.arena.find(key);
+    if (it != l.arena.end()) {
+      if (bytes > it->second.bytes) it->second.bytes = bytes;
+      return;
+    }
+    l.arena[key] = {0, bytes};
+    part_of[key] = part;
+  }
+  void finish() {  // offsets in key order; parts summed
+    for (auto& kv : l.arena) {
+      kv.second.offset = l.arena_bytes;
+      l.arena_bytes += round_up(kv.second.bytes, kAlign);
+      part_bytes[part_of[kv.first]] += round_up(kv.second.bytes, kAlign);
+    }
+  }
+};
+
+const char* part_of_role(TensorRole r) {
+  switch (r) {
+    case TensorRole::input:
+    case TensorRole::output:
+      return "layer inputs and outputs";
+    case TensorRole::input_grad:
+    case TensorRole::output_grad:
+      return "gradients between layers";
+    case TensorRole::saved:
+      return "saved activations";
+    default:
+      return "scratch";
+  }
+}
+
+}  // namespace
+
+std::vector<BlockTensor> probe_block_tensors(const BlockConfig& c) {
+  std::vector<BlockTensor> out;
+  std::uintptr_t next = std::uintptr_t(1) << 44;  // never backed, never dereferenced
+  TransformerBlock probe(c, BlockPart::layer,
+                         [&](const std::string& name, TensorRole role, std::size_t bytes) {
+                           out.push_back({name, role, bytes});
+                           void* p = reinterpret_cast<void*>(next);
+                           next += round_up(bytes, kAlign);
+                           return p;
+                         });
+  return out;
+}
+
+const ParamSlot& ModelLayout::param(const std::string& name) const {
+  for (const ParamSlot& p : params)
+    if (p.name == name) return p;
+  XF_THROW(InvalidArgument, "language model: no parameter '" + name + "'");
+}
+
+const ArenaSlot& ModelLayout::slot(const std::string& key) const {
+  auto it = arena.find(key);
+  if (it == arena.end()) XF_THROW(InvalidArgument, "language model: no buffer '" + key + "'");
+  return it->second;
+}
+
+std::string arena_key(int layer, int layers, bool checkpointing, const BlockTensor& t) {
+  switch (t.role) {
+    case TensorRole::input:
+      return "boundary" + std::to_string(layer);
+    case TensorRole::output:
+      return "boundary" + std::to_string(layer + 1);
+    case TensorRole::output_grad:
+      return "dgrad" + std::to_string((layers - 1 - layer) % 2);
+    case TensorRole::input_grad:
+      return "dgrad" + std::to_string((layers - layer) % 2);
+    case TensorRole::saved:
+      return checkpointing ? "saved." + t.name : "layer" + std::to_string(layer) + "." + t.name;
+    case TensorRole::scratch:
+      return "scratch." + t.name;
+    default:
+      return "";  // parameters and gradients: the flat buffers
+  }
+}
+
+DeviceSizes device_sizes(const TrainConfig& c) {
+  const LmModel& m = c.model;
+  DeviceSizes s;
+  s.norm_scratch = norm_backward_scratch_bytes(m.hidden);
+  s.embedding_scratch = embedding_backward_scratch_bytes(
+      c.batch, c.seq, m.hidden, m.vocab, m.kind == LmKind::masked ? m.token_types : 0);
+  s.gemm_workspaces = GemmOptions{}.workspace_bytes * kGemmWorkspaces;
+  return s;
+}
+
+ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& block,
+                        const DeviceSizes& sizes) {
+  const LmModel& m = c.model;
+  const bool masked = m.kind == LmKind::masked;
+  const std::size_t H = m.hidden, Vp = m.padded_vocab(), T = c.tokens(), R = c.head_rows();
+  const std::size_t e = 2;  // fp16 / bf16 storage
+  ModelLayout l;
+  Builder b{l, {}, {}};
+
+  b.param("word", Vp * H, std::size_t(m.vocab) * H);
+  b.param("position", std::size_t(m.positions) * H);
+  if (masked)
+    b.param("type", std::size_t(m.token_types) * H), b.param("emb_ln_w", H), b.param("emb_ln_b", H);
+  for (int i = 0; i < m.layers; ++i)
+    for (const BlockTensor& t : block)
+      if (t.role == TensorRole::parameter)
+        b.param("layer" + std::to_string(i) + "." + t.name, t.bytes / e);
+  if (masked) {
+    b.param("head_w", H * H), b.param("head_b", H), b.param("head_ln_w", H),
+        b.param("head_ln_b", H);
+    b.param("decoder_b", Vp);
+  } else {
+    b.param("lnf_w", H), b.param("lnf_b", H);
+  }
+
+  for (int i = 0; i < m.layers; ++i)
+    for (const BlockTensor& t : block) {
+      const std::string key = arena_key(i, m.layers, c.checkpointing, t);
+      if (!key.empty()) b.slot(key, t.bytes, part_of_role(t.role));
+    }
+  const char* head = "LM head and loss";
+  const char* emb = "embeddings";
+  if (masked) {
+    b.slot("emb.sum", T * H * e, emb);
+    b.slot("emb.mean", T * 4, emb), b.slot("emb.rstd", T * 4, emb);
+    b.slot("emb.types", c.accum * T * 4, emb);
+    for (const char* k : {"head.in", "head.pre", "head.act", "head.dact"})
+      b.slot(k, R * H * e, head);
+  }
+  b.slot("emb.ids", c.accum * T * 4, emb);
+  b.slot("emb.scratch", sizes.embedding_scratch, emb);
+  b.slot("head.out", R * H * e, head), b.slot("head.dout", R * H * e, head);
+  b.slot("head.mean", R * 4, head), b.slot("head.rstd", R * 4, head);
+  b.slot("head.rows", c.accum * R * 4, head), b.slot("head.targets", c.accum * R * 4, head);
+  b.slot("head.logits", R * Vp * e, head);
+  b.slot("head.losses", R * 4, head), b.slot("head.loss", 4, head);
+  b.slot("norm_scratch", sizes.norm_scratch, "scratch");
+  b.slot("scalars", sizeof(TrainScalars), "optimizer");
+  b.slot("grad_norm_scratch", grad_norm_scratch_bytes(), "optimizer");
+  std::size_t largest = 0;
+  for (const ParamSlot& p : l.params) largest = std::max(largest, p.elements);
+  if (c.optimizer == OptimizerKind::unfused)  // adamw_unfused_scratch_bytes: two fp32 temporaries
+    b.slot("adamw_scratch", 2 * 4 * largest, "optimizer");
+  b.finish();
+
+  const std::size_t P = l.param_elements;
+  l.plan.parts.push_back({"parameters", P * e});
+  l.plan.parts.push_back({"gradients", P * e});
+  if (c.accum > 1) l.plan.parts.push_back({"gradient accumulation", P * e});
+  l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * P * 4});
+  for (const auto& kv : b.part_bytes) l.plan.parts.push_back({kv.first, kv.second});
+  l.plan.parts.push_back({"cuBLASLt workspaces", sizes.gemm_workspaces});
+  return l;
+}
+
+}  // namespace xfbench::kernels::detail
+
+namespace xfbench::kernels {
+
+std::size_t MemoryPlan::total() const {
+  std::size_t t = 0;
+  for (const Part& p : parts) t += p.bytes;
+  return t;
+}
+
+std::string MemoryPlan::describe() const {
+  std::string out;
+  char buf[96];
+  for (const Part& p : parts) {
+    std::snprintf(buf, sizeof buf, "%s%s %.2f GB", out.empty() ? "" : ", ", p.what.c_str(),
+                  p.bytes / 1e9);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,33 @@
+// The TrainStep family's cases: a name per configuration (every knob in it), and the case body
+// that builds the model, validates its training, searches its GEMM algorithms and times the step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/language_model.hpp"
+#include "xfbench/case.hpp"
+
+namespace xfbench::train {
+
+// TrainStep/<backend>/<model>/<precision>/seq:S/batch:B/accum:A/ckpt:<on|off>/adamw:<fused|
+// unfused> + model_tag (custom sizes: "/layers:L/hidden:H/..."; empty for a named model).
+std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag = "");
+
+// The micro-batches of a step: synthetic_batch with seeds config.seed, config.seed + 1, ...
+std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c);
+
+// Adds the case. check_train_config runs now: InvalidArgument propagates (the host exits 2),
+// Unsupported becomes the case's skip reason. When it runs: memory is planned (a step that does
+// not fit is skipped with "out of memory: needs ~X GB, Y GB free" and a hint), training is
+// validated (train_validate.hpp), the model re-initialised, its GEMMs tuned (`search`), and the
+// step timed. Counters: samples/s, tokens/s, TFLOPS (train_flops_per_sample), pct_peak and MFU
+// (the same: % of the dtype's dense peak), mem_GB (device memory the case took, measured),
+// loss (the last step's), skipped (fp16: steps skipped on overflow).
+void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suite suite,
+                    bool search = true);
+
+// Bytes of device memory in use now (cudaMemGetInfo).
+std::size_t device_memory_used();
+
+}  // namespace xfbench::train

@@ -1,0 +1,165 @@
+// The TrainStep family: a whole training step (forward, loss, backward, clipping, AdamW) of
+// BERT masked LM and GPT-2 causal LM, with the seeds' knobs in the names: attention backend,
+// model, precision, seq, batch, gradient accumulation, checkpointing, fused or unfused AdamW.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "block_case.hpp"
+#include "kernels/language_model.hpp"
+#include "train_case.hpp"
+#include "xfbench/xfbench.hpp"
+
+namespace xfbench::train {
+namespace {
+
+using kernels::TrainConfig;
+
+struct Registry {
+  std::string tag;  // custom sizes
+  bool search = true;
+  std::set<std::string> names;
+  void add(const TrainConfig& c, Suite suite) {
+    const std::string name = case_name(c, tag);
+    if (names.insert(name).second) add_train_case(name, c, suite, search);
+  }
+};
+
+// The model by name with the size flags applied; `tag` names what the flags changed.
+kernels::LmModel sized_model(const std::string& name, std::string& tag) {
+  kernels::LmModel m = kernels::lm_model(name);
+  auto size = [&](const char* flag, const char* key, int& field, const char* what) {
+    const long v = flag_int(flag, 0, std::string("TrainStep ") + what + " (0: the model's)");
+    if (v < 0) XF_THROW(InvalidArgument, std::string("--xfbench_") + flag + " must be >= 0");
+    if (v > 0 && v != field)
+      field = int(v), tag += std::string("/") + key + ":" + std::to_string(v);
+  };
+  size("train_layers", "layers", m.layers, "layers");
+  size("train_hidden", "hidden", m.hidden, "hidden size");
+  size("train_heads", "heads", m.heads, "attention heads");
+  const bool hidden_given = tag.find("/hidden:") != std::string::npos;
+  if (hidden_given) m.intermediate = 4 * m.hidden;
+  size("train_inter", "inter", m.intermediate, "FFN size (default 4x hidden)");
+  size("train_vocab", "vocab", m.vocab, "vocabulary");
+  return m;
+}
+
+TrainConfig base(const kernels::LmModel& m, int seq, int batch, float dropout) {
+  TrainConfig c;
+  c.model = m;
+  c.seq = seq, c.batch = batch;
+  c.dropout = dropout;
+  return c;
+}
+
+// Each knob changed alone around a headline configuration (extended suite).
+void add_knobs(Registry& r, const TrainConfig& head) {
+  TrainConfig c = head;
+  c.optimizer = kernels::OptimizerKind::unfused;
+  r.add(c, Suite::extended);
+  c = head, c.accum = 4;
+  r.add(c, Suite::extended);
+  c = head, c.checkpointing = true;
+  r.add(c, Suite::extended);
+  for (kernels::Precision p : {kernels::Precision::fp16, kernels::Precision::tf32}) {
+    c = head, c.precision = p;
+    r.add(c, Suite::extended);
+  }
+  for (kernels::AttentionBackend be :
+       {kernels::AttentionBackend::unfused, kernels::AttentionBackend::flash}) {
+    c = head, c.backend = be;
+    if (be != kernels::AttentionBackend::flash || c.model.hidden / c.model.heads == 64)
+      r.add(c, Suite::extended);
+  }
+}
+
+void register_cases() {
+  Registry r;
+  r.search = flag_bool("train_search", true, "TrainStep: search cuBLASLt algorithms per GEMM");
+  const float dropout =
+      float(flag_int("train_dropout_pct", 10, "TrainStep dropout in percent (HF's: 10)")) / 100.f;
+  const std::vector<std::string> models = block::choice_list_flag(
+      "train_models", "TrainStep models (default: the seeds' headline cases and knob sweeps)", {},
+      kernels::lm_model_names());
+  const std::vector<int> seqs =
+      block::int_list_flag("train_seqs", "TrainStep sequence lengths", {});
+  const std::vector<int> batches =
+      block::int_list_flag("train_batches", "TrainStep batch sizes", {});
+  const std::vector<std::string> precisions = block::choice_list_flag(
+      "train_precisions", "TrainStep precisions (bf16, fp16; tf32, fp32 skip)", {"bf16"},
+      {"bf16", "fp16", "tf32", "fp32"});
+  const std::vector<std::string> backends = block::choice_list_flag(
+      "train_backends", "TrainStep attention backends", {"fused"}, {"unfused", "fused", "flash"});
+  const std::vector<int> accums =
+      block::int_list_flag("train_accum", "TrainStep accumulation steps", {1});
+  const std::vector<std::string> ckpts = block::choice_list_flag(
+      "train_ckpt", "TrainStep gradient checkpointing (off, on)", {"off"}, {"off", "on"});
+  const std::vector<std::string> adamws = block::choice_list_flag(
+      "train_adamw", "TrainStep AdamW (fused, unfused)", {"fused"}, {"fused", "unfused"});
+  const bool given = !models.empty() || !seqs.empty() || !batches.empty();
+
+  std::string tag;
+  const kernels::LmModel first = sized_model(models.empty() ? "bert-large" : models.front(), tag);
+  r.tag = tag;
+  if (given || !tag.empty()) {  // the cross product of what was given, all in the default suite
+    for (const std::string& name : models.empty() ? std::vector<std::string>{first.name} : models) {
+      std::string t;
+      const kernels::LmModel m = sized_model(name, t);
+      r.tag = t;
+      const bool masked = m.kind == kernels::LmKind::masked;
+      for (int seq : seqs.empty() ? std::vector<int>{masked ? 128 : 1024} : seqs)
+        for (int batch : batches.empty() ? std::vector<int>{8} : batches)
+          for (const std::string& p : precisions)
+            for (const std::string& be : backends)
+              for (int accum : accums)
+                for (const std::string& ck : ckpts)
+                  for (const std::string& ad : adamws) {
+                    TrainConfig c = base(m, seq, batch, dropout);
+                    c.precision = p == "fp16"   ? kernels::Precision::fp16
+                                  : p == "tf32" ? kernels::Precision::tf32
+                                  : p == "fp32" ? kernels::Precision::fp32
+                                                : kernels::Precision::bf16;
+                    c.backend = block::backend_of(be);
+                    c.accum = accum, c.checkpointing = ck == "on";
+                    c.optimizer = ad == "fused" ? kernels::OptimizerKind::fused
+                                                : kernels::OptimizerKind::unfused;
+                    r.add(c, Suite::core);
+                  }
+    }
+    return;
+  }
+
+  // The seeds' headline cases (default suite), each knob around them, checkpointing off and on
+  // over batches (the largest that fits each way), and the other named sizes.
+  const kernels::LmModel bert = kernels::lm_model("bert-large");
+  const kernels::LmModel gpt2 = kernels::lm_model("gpt2-medium");
+  const TrainConfig heads[] = {base(bert, 128, 64, dropout), base(bert, 512, 16, dropout),
+                               base(gpt2, 1024, 8, dropout)};
+  for (const TrainConfig& h : heads) r.add(h, Suite::core);
+  for (const TrainConfig& h : heads) add_knobs(r, h);
+  for (bool ckpt : {false, true}) {
+    for (int b : {32, 64, 128, 256, 512}) {
+      TrainConfig c = base(bert, 128, b, dropout);
+      c.checkpointing = ckpt;
+      r.add(c, Suite::extended);
+    }
+    for (int b : {4, 8, 16, 32, 64}) {
+      TrainConfig c = base(gpt2, 1024, b, dropout);
+      c.checkpointing = ckpt;
+      r.add(c, Suite::extended);
+    }
+  }
+  r.add(base(kernels::lm_model("bert-base"), 128, 64, dropout), Suite::extended);
+  r.add(base(kernels::lm_model("bert-base"), 512, 16, dropout), Suite::extended);
+  r.add(base(kernels::lm_model("gpt2"), 1024, 8, dropout), Suite::extended);
+  r.add(base(kernels::lm_model("gpt2-large"), 1024, 4, dropout), Suite::extended);
+  r.add(base(kernels::lm_model("gpt2-xl"), 1024, 2, dropout), Suite::extended);
+}
+
+}  // namespace
+}  // namespace xfbench::train
+
+XFBENCH_PLUGIN("train_step", "1.0.0",
+               "A whole training step of BERT masked LM and GPT-2 causal LM (forward, fused "
+               "cross-entropy, backward, clipping, AdamW) with the seeds' knobs",
+               xfbench::train::register_cases)

@@ -1,0 +1,32 @@
+#include "train_validate.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "xfbench/error.hpp"
+
+namespace xfbench::train {
+
+std::vector<float> training_losses(kernels::LanguageModel& model, int steps, cudaStream_t s) {
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    model.step(s);
+    losses.push_back(model.loss(s));
+  }
+  return losses;
+}
+
+std::string validate_training(kernels::LanguageModel& model, cudaStream_t s) {
+  const std::vector<float> loss = training_losses(model, kFallSteps + 1, s);
+  const double uniform = std::log(double(model.config().model.vocab));
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "loss %.3f (ln V %.3f) -> %.3f after %d steps", loss.front(),
+                uniform, loss.back(), kFallSteps);
+  if (!std::isfinite(loss.front()) || std::abs(loss.front() / uniform - 1) > kFirstLossTolerance)
+    XF_THROW(ValidationError, std::string(buf) + ": the first loss is not within 5% of ln V");
+  if (!std::isfinite(loss.back()) || loss.back() > (1 - kMinFall) * loss.front())
+    XF_THROW(ValidationError, std::string(buf) + ": the loss did not fall by 5% on one batch");
+  return buf;
+}
+
+}  // namespace xfbench::train

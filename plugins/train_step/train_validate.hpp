@@ -1,0 +1,26 @@
+// Checks a training step before it is timed: the first step's loss is near ln(vocab) (a model at
+// its random initialisation predicts about uniformly), and the loss falls when the same batch is
+// trained on repeatedly (the step really learns: gradients, clipping and AdamW work together).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/language_model.hpp"
+
+namespace xfbench::train {
+
+constexpr int kFallSteps = 30;
+constexpr double kFirstLossTolerance = 0.05;  // |loss_0 / ln(vocab) - 1|
+constexpr double kMinFall = 0.05;             // loss_30 <= (1 - kMinFall) · loss_0
+
+// The losses of kFallSteps + 1 steps on the model's data (synchronises after each step).
+std::vector<float> training_losses(kernels::LanguageModel& model, int steps, cudaStream_t s);
+
+// Runs the steps and checks both rules; throws ValidationError naming the numbers, else returns
+// "loss 10.41 (ln V 10.33) -> 7.93 after 30 steps". Leaves the model trained: re-initialise it.
+std::string validate_training(kernels::LanguageModel& model, cudaStream_t s);
+
+}  // namespace xfbench::train

@@ -1,0 +1,243 @@
+// The training step on the GPU (skipped without one): every parameter gradient of the tiny BERT
+// and GPT-2 against the float64 reference; checkpointing on and off give the same gradients;
+// accumulating 4 micro-batches of b equals one step of 4b; fused and unfused AdamW give the same
+// weights after 3 steps; the memory plan against the measured use; the validation rules; fp16's
+// skipped steps; out-of-memory skips.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "kernels/gemm.hpp"
+#include "kernels/language_model.hpp"
+#include "train_case.hpp"
+#include "train_test_util.hpp"
+#include "train_validate.hpp"
+#include "xfbench/xfbench.hpp"
+
+using namespace xfbench;
+using namespace xfbench::kernels;
+using Values = LanguageModel::Values;
+
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                           \
+  do {                                                                               \
+    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
+    select_device(0);                                                                \
+  } while (0)
+
+double rel_l2(const std::vector<double>& got, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Gradients of every parameter after compute_gradients.
+std::map<std::string, std::vector<double>> gradients(const LanguageModel& m) {
+  std::map<std::string, std::vector<double>> out;
+  for (const std::string& p : m.parameters()) out[p] = m.download(p, Values::gradients, nullptr);
+  return out;
+}
+
+// The GPU model's gradients against the float64 reference on the GPU model's own weights:
+// relative L2 per parameter within `tol`; returns the worst.
+double check_gradients(const TrainConfig& c, double tol) {
+  LanguageModel model(c);
+  model.init_parameters(17, /*random_all=*/true);
+  const TokenBatch data = synthetic_batch(c, 5);
+  model.set_data({data});
+  model.compute_gradients(nullptr);
+  ref::Tensors params, ref_grads;
+  for (const std::string& p : model.parameters())
+    params[p] = model.download(p, Values::weights, nullptr);
+  const double loss = ref::language_model(c, data, params, &ref_grads);
+  EXPECT_NEAR(model.loss(nullptr), loss, 2e-3 * loss);
+  double worst = 0;
+  for (const std::string& p : model.parameters()) {
+    const double e = rel_l2(model.download(p, Values::gradients, nullptr), ref_grads.at(p));
+    EXPECT_LE(e, tol) << c.describe() << ": d" << p;
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
+}  // namespace
+
+// fp16 within 2e-2, bf16 within 6x that (its mantissa is 8x coarser), relative L2 per parameter.
+TEST(TrainStepGpu, EveryGradientMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  for (LmKind kind : {LmKind::masked, LmKind::causal})
+    for (Precision p : {Precision::fp16, Precision::bf16})
+      for (AttentionBackend be : {AttentionBackend::fused, AttentionBackend::unfused}) {
+        TrainConfig c = xftest::tiny(kind, p);
+        c.backend = be;
+        const double tol = p == Precision::fp16 ? 2e-2 : 1.2e-1;
+        std::printf("%-70s worst gradient rel_l2 %.2e\n", c.describe().c_str(),
+                    check_gradients(c, tol));
+      }
+}
+
+// The padding rows of the LM head (vocab 500 -> 512) and xfbench's flash attention (head dim 64).
+TEST(TrainStepGpu, PaddedVocabAndFlashBackend) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c = xftest::tiny(LmKind::causal);
+  c.model.vocab = 500;
+  std::printf("vocab 500: worst rel_l2 %.2e\n", check_gradients(c, 2e-2));
+  c = xftest::tiny(LmKind::masked);
+  c.model.heads = 1, c.seq = 64, c.backend = AttentionBackend::flash;
+  std::printf("flash: worst rel_l2 %.2e\n", check_gradients(c, 2e-2));
+}
+
+// With dropout on, checkpointing recomputes each layer's forward with the same masks: the same
+// gradients, bit for bit.
+TEST(TrainStepGpu, CheckpointingGivesTheSameGradients) {
+  SKIP_WITHOUT_GPU();
+  for (LmKind kind : {LmKind::masked, LmKind::causal}) {
+    std::map<std::string, std::vector<double>> g[2];
+    for (bool ckpt : {false, true}) {
+      TrainConfig c = xftest::tiny(kind, Precision::bf16);
+      c.model.layers = 3, c.dropout = 0.1f, c.checkpointing = ckpt;
+      LanguageModel model(c);
+      model.init_parameters(3, true);
+      model.set_data(train::step_data(c));
+      model.compute_gradients(nullptr);
+      g[ckpt] = gradients(model);
+    }
+    for (const auto& kv : g[0]) EXPECT_EQ(kv.second, g[1].at(kv.first)) << kv.first;
+  }
+}
+
+// Accumulation: 4 micro-batches of 2 against one batch of 8 made of the same sequences. The
+// gradients agree within the rounding of accumulating in the storage type; so do the weights
+// after one optimizer step and the loss.
+TEST(TrainStepGpu, AccumulationEqualsOneLargeBatch) {
+  SKIP_WITHOUT_GPU();
+  for (LmKind kind : {LmKind::masked, LmKind::causal}) {
+    TrainConfig small = xftest::tiny(kind, Precision::fp16), big = small;
+    small.accum = 4;
+    big.batch = 4 * small.batch;
+    const std::vector<TokenBatch> micro = train::step_data(small);
+    LanguageModel a(small), b(big);
+    a.init_parameters(9, true), b.init_parameters(9, true);
+    a.set_data(micro), b.set_data({xftest::concatenate(micro)});
+    a.compute_gradients(nullptr), b.compute_gradients(nullptr);
+    EXPECT_NEAR(a.loss(nullptr), b.loss(nullptr), 1e-3 * b.loss(nullptr));
+    double worst = 0;
+    for (const std::string& p : a.parameters()) {
+      const double e = rel_l2(a.download(p, Values::gradients, nullptr),
+                              b.download(p, Values::gradients, nullptr));
+      EXPECT_LE(e, 5e-3) << p;
+      worst = std::max(worst, e);
+    }
+    a.init_parameters(9, true), b.init_parameters(9, true);
+    a.step(nullptr), b.step(nullptr);
+    for (const std::string& p : a.parameters())
+      EXPECT_LE(
+          rel_l2(a.download(p, Values::master, nullptr), b.download(p, Values::master, nullptr)),
+          1e-4)
+          << p;
+    std::printf("accumulation: worst gradient rel_l2 %.2e\n", worst);
+  }
+}
+
+// Fused (one launch) and unfused (a chain per tensor) AdamW: the same weights, master weights
+// and loss after 3 steps, bit for bit (dropout on, clipping active).
+TEST(TrainStepGpu, FusedAndUnfusedAdamWAgree) {
+  SKIP_WITHOUT_GPU();
+  std::map<std::string, std::vector<double>> w[2], master[2];
+  float loss[2];
+  for (OptimizerKind o : {OptimizerKind::fused, OptimizerKind::unfused}) {
+    TrainConfig c = xftest::tiny(LmKind::masked, Precision::bf16);
+    c.dropout = 0.1f, c.optimizer = o, c.max_grad_norm = 0.5f;
+    LanguageModel model(c);
+    model.init_parameters(4);
+    model.set_data(train::step_data(c));
+    for (int i = 0; i < 3; ++i) model.step(nullptr);
+    const int k = o == OptimizerKind::unfused;
+    loss[k] = model.loss(nullptr);
+    EXPECT_EQ(model.scalars(nullptr).step, 3);
+    for (const std::string& p : model.parameters()) {
+      w[k][p] = model.download(p, Values::weights, nullptr);
+      master[k][p] = model.download(p, Values::master, nullptr);
+    }
+  }
+  EXPECT_EQ(loss[0], loss[1]);
+  for (const auto& kv : w[0]) {
+    EXPECT_EQ(kv.second, w[1].at(kv.first)) << kv.first;
+    EXPECT_EQ(master[0].at(kv.first), master[1].at(kv.first)) << kv.first;
+  }
+}
+
+// The plan made before allocating against the device memory the model and two steps took
+// (cudaMemGetInfo, GEMM plans cleared first so their workspaces count): within 10%.
+TEST(TrainStepGpu, MemoryPlanWithinTenPercent) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c;
+  c.model = lm_model("bert-large");
+  c.model.layers = 6;
+  for (int ckpt : {0, 1}) {
+    c.seq = 128, c.batch = 32, c.checkpointing = ckpt;
+    clear_gemm_plans();
+    XF_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::size_t before = train::device_memory_used();
+    const double planned = double(LanguageModel::plan_memory(c).total());
+    LanguageModel model(c);
+    model.init_parameters(1);
+    model.set_data(train::step_data(c));
+    model.step(nullptr), model.step(nullptr);
+    XF_CUDA_CHECK(cudaDeviceSynchronize());
+    const double used = double(train::device_memory_used()) - double(before);
+    std::printf("%s: planned %.3f GB, used %.3f GB\n", c.describe().c_str(), planned / 1e9,
+                used / 1e9);
+    EXPECT_NEAR(planned / used, 1.0, 0.1) << model.memory_plan().describe();
+  }
+}
+
+// The plugin's validation on the tiny models: the first loss is ln V within 5%, and it falls.
+TEST(TrainStepGpu, LossStartsAtLnVocabAndFalls) {
+  SKIP_WITHOUT_GPU();
+  for (LmKind kind : {LmKind::masked, LmKind::causal}) {
+    TrainConfig c = xftest::tiny(kind, Precision::bf16);
+    c.dropout = 0.1f, c.adamw.lr = 1e-3f;
+    LanguageModel model(c);
+    model.init_parameters(2);
+    model.set_data(train::step_data(c));
+    std::printf("%s\n", train::validate_training(model, nullptr).c_str());
+  }
+}
+
+// fp16: an overflowing loss scale skips the step (weights unchanged, counted) and halves.
+TEST(TrainStepGpu, Fp16OverflowSkipsTheStep) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c = xftest::tiny(LmKind::causal, Precision::fp16);
+  c.initial_loss_scale = 1e30f;  // dlogits overflow fp16
+  LanguageModel model(c);
+  model.init_parameters(6);
+  model.set_data(train::step_data(c));
+  const std::vector<double> before = model.download("layer0.wqkv", Values::weights, nullptr);
+  model.step(nullptr);
+  const TrainScalars s = model.scalars(nullptr);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.step, 0);
+  EXPECT_FLOAT_EQ(s.loss_scale, 0.5e30f);
+  EXPECT_EQ(model.download("layer0.wqkv", Values::weights, nullptr), before);
+}
+
+TEST(TrainStepGpu, TooLargeIsSkippedWithTheNeed) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c;
+  c.model = lm_model("gpt2-xl");
+  c.seq = 1024, c.batch = 512;
+  try {
+    LanguageModel model(c);
+    ADD_FAILURE() << "gpt2-xl batch 512 fitted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(e.message().find("out of memory: needs ~"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("GB free"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("checkpointing"), std::string::npos) << e.message();
+  }
+}
