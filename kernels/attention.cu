@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/attention.hpp"
+#include "kernels/detail/vec.cuh"
 #include "kernels/softmax.hpp"
 #include "xfbench/error.hpp"
 
@@ -55,6 +56,7 @@ void check_attention_desc(const AttentionDesc& d) {
   if (d.causal && d.Sq != d.Sk) XF_THROW(InvalidArgument, "attention: causal needs Sq == Sk");
   if (!(d.dropout >= 0.f && d.dropout < 1.f))
     XF_THROW(InvalidArgument, "attention: dropout must be in [0, 1)");
+  if (d.bias_grad && !d.bias) XF_THROW(InvalidArgument, "attention: bias_grad needs a bias");
 }
 
 namespace {
@@ -139,6 +141,30 @@ void softmax_backward(const AttentionDesc& d, void* work, const void* probs, Dro
                                 stream);
 }
 
+// dbias[e] = Σ_b dscores[b][e] over n = NH·Sq·Sk elements (n % 8 == 0), b in order: one thread per
+// 8 elements, reads coalesced across the threads.
+template <class T>
+__global__ void sum_over_batch_kernel(T* dbias, const T* dscores, int B, std::size_t n) {
+  const std::size_t e = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
+  if (e >= n) return;
+  float acc[8] = {}, x[8];
+  for (int b = 0; b < B; ++b) {
+    detail::load8(x, dscores + b * n + e);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j] += x[j];
+  }
+  detail::store8(dbias + e, acc);
+}
+
+template <class T>
+void sum_over_batch(const AttentionDesc& d, void* dbias, const void* dscores, cudaStream_t stream) {
+  const std::size_t n = std::size_t(d.NH) * d.Sq * d.Sk, threads = 256;
+  const std::size_t blocks = (n / 8 + threads - 1) / threads;
+  sum_over_batch_kernel<T><<<unsigned(blocks), unsigned(threads), 0, stream>>>(
+      static_cast<T*>(dbias), static_cast<const T*>(dscores), d.B, n);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 struct UnfusedAttention::Impl {
@@ -200,7 +226,14 @@ void UnfusedAttention::forward(void* o, void* probs, void* work, const void* q, 
 void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* work, const void* dout,
                                 const void* probs, const void* q, const void* k, const void* v,
                                 Dropout dropout, cudaStream_t stream) const {
+  backward(dq, dk, dv, nullptr, work, dout, probs, q, k, v, dropout, stream);
+}
+
+void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* dbias, void* work,
+                                const void* dout, const void* probs, const void* q, const void* k,
+                                const void* v, Dropout dropout, cudaStream_t stream) const {
   const AttentionDesc& d = impl_->d;
+  if (d.bias_grad && !dbias) XF_THROW(InvalidArgument, "attention backward: dbias needed");
   if (dropout.p != d.dropout) XF_THROW(InvalidArgument, "attention: dropout.p differs from desc");
   if (!impl_->training) XF_THROW(InvalidArgument, "attention backward: built without training");
   if (!dq || !dk || !dv || !work || !dout || !probs || !q || !k || !v)
@@ -211,6 +244,13 @@ void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* work, const 
     softmax_backward<__half>(d, work, probs, dropout, stream);
   else
     softmax_backward<__nv_bfloat16>(d, work, probs, dropout, stream);
+  // work holds dS, the gradient of the softmax input (scale · Q·Kᵀ + bias): dbias is its batch sum.
+  if (d.bias_grad) {
+    if (d.precision == Precision::fp16)
+      sum_over_batch<__half>(d, dbias, work, stream);
+    else
+      sum_over_batch<__nv_bfloat16>(d, dbias, work, stream);
+  }
   impl_->dq.run(stream, work, k, dq, 2);
   impl_->dk.run(stream, work, q, dk, 2);
 }

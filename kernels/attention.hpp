@@ -43,6 +43,7 @@ struct AttentionDesc {
   bool causal = false;        // GPT-2: query i sees keys j <= i (Sq == Sk)
   bool padding_mask = false;  // BERT: keys j >= kv_len[b] are hidden (HF's additive [B, 1, 1, Sk])
   bool bias = false;          // additive score bias [NH, Sq, Sk] shared by the batch (T5)
+  bool bias_grad = false;     // the backward also gives dbias = Σ_b dscores[b] (a learned bias)
   float dropout = 0.f;        // dropout on the probabilities (training); 0: none
 
   float softmax_scale() const;
@@ -87,6 +88,11 @@ class UnfusedAttention {
   void backward(void* dq, void* dk, void* dv, void* work, const void* dout, const void* probs,
                 const void* q, const void* k, const void* v, Dropout dropout,
                 cudaStream_t stream) const;
+  // The same, and the bias gradient dbias [NH, Sq, Sk] (when desc.bias_grad): the score gradient
+  // summed over the batch in a fixed order.
+  void backward(void* dq, void* dk, void* dv, void* dbias, void* work, const void* dout,
+                const void* probs, const void* q, const void* k, const void* v, Dropout dropout,
+                cudaStream_t stream) const;
 
  private:
   struct Impl;
@@ -116,6 +122,11 @@ class CudnnAttention {
   void backward(void* dq, void* dk, void* dv, const void* dout, const void* o, const float* stats,
                 const void* q, const void* k, const void* v, const int* kv_lens, const void* bias,
                 Dropout dropout, void* workspace, cudaStream_t stream) const;
+  // The same, and dbias [NH, Sq, Sk] (needed when desc.bias_grad): cuDNN's reduction of the score
+  // gradient over the batch.
+  void backward(void* dq, void* dk, void* dv, void* dbias, const void* dout, const void* o,
+                const float* stats, const void* q, const void* k, const void* v, const int* kv_lens,
+                const void* bias, Dropout dropout, void* workspace, cudaStream_t stream) const;
 
  private:
   struct Impl;

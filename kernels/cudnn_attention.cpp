@@ -37,7 +37,8 @@ enum Uid : fe::graph::Tensor_attributes::uid_t {
   kDO,
   kDQ,
   kDK,
-  kDV
+  kDV,
+  kDBias
 };
 
 // Handles live until the process exits (destroying them during static teardown can outlive the
@@ -172,6 +173,12 @@ std::shared_ptr<Graphs> build_graphs(const AttentionDesc& d, bool training) {
     auto stats = stats_tensor(g, d);
     auto opts = fe::graph::SDPA_backward_attributes().set_name("sdpa_backward");
     set_options(opts, d, c);
+    if (d.bias_grad) {  // [1, NH, Sq, Sk] as the bias: cuDNN reduces dS over the batch
+      const std::int64_t ss = std::int64_t(d.Sq) * d.Sk;
+      opts.set_dbias(
+          g.tensor(tensor("dbias", kDBias, {1, d.NH, d.Sq, d.Sk}, {d.NH * ss, ss, d.Sk, 1})
+                       .set_output(true)));
+    }
     auto [dq, dk, dv] = g.sdpa_backward(c.q, c.k, c.v, o, dout, stats, opts);
     dq->set_output(true).set_uid(kDQ).set_dim(dims(d.B, d.NH, d.Sq, d.HD)).set_stride(strides(d.q));
     dk->set_output(true).set_uid(kDK).set_dim(dims(d.B, d.NH, d.Sk, d.HD)).set_stride(strides(d.k));
@@ -191,8 +198,8 @@ std::string cache_key(const AttentionDesc& d, bool training) {
     << ',' << d.HD;
   for (const HeadStrides* s : {&d.q, &d.k, &d.v, &d.o})
     k << '|' << s->b << ',' << s->h << ',' << s->s;
-  k << '|' << d.softmax_scale() << '|' << d.causal << d.padding_mask << d.bias << '|' << d.dropout
-    << '|' << training;
+  k << '|' << d.softmax_scale() << '|' << d.causal << d.padding_mask << d.bias << d.bias_grad << '|'
+    << d.dropout << '|' << training;
   return k.str();
 }
 
@@ -255,6 +262,8 @@ CudnnAttention::CudnnAttention(const AttentionDesc& desc, bool training)
     XF_THROW(InvalidArgument, "cuDNN attention: precision must be fp16 or bf16");
   if (desc.B < 1 || desc.NH < 1 || desc.Sq < 1 || desc.Sk < 1 || desc.HD < 1)
     XF_THROW(InvalidArgument, "cuDNN attention: bad shape");
+  if (desc.bias_grad && !desc.bias)
+    XF_THROW(InvalidArgument, "cuDNN attention: bias_grad needs a bias");
   impl_->d = desc;
   impl_->training = training;
   impl_->graphs = cached_graphs(desc, training);
@@ -291,7 +300,15 @@ void CudnnAttention::backward(void* dq, void* dk, void* dv, const void* dout, co
                               const float* stats, const void* q, const void* k, const void* v,
                               const int* kv_lens, const void* bias, Dropout dropout,
                               void* workspace, cudaStream_t stream) const {
+  backward(dq, dk, dv, nullptr, dout, o, stats, q, k, v, kv_lens, bias, dropout, workspace, stream);
+}
+
+void CudnnAttention::backward(void* dq, void* dk, void* dv, void* dbias, const void* dout,
+                              const void* o, const float* stats, const void* q, const void* k,
+                              const void* v, const int* kv_lens, const void* bias, Dropout dropout,
+                              void* workspace, cudaStream_t stream) const {
   if (!impl_->training) XF_THROW(InvalidArgument, "cuDNN attention: built without backward");
+  if (impl_->d.bias_grad && !dbias) XF_THROW(InvalidArgument, "cuDNN attention: dbias needed");
   if (!dq || !dk || !dv || !dout || !o || !stats || !q || !k || !v)
     XF_THROW(InvalidArgument, "cuDNN attention backward: missing tensor");
   std::unordered_map<std::int64_t, void*> pack = {{kQ, const_cast<void*>(q)},
@@ -303,6 +320,7 @@ void CudnnAttention::backward(void* dq, void* dk, void* dv, const void* dout, co
                                                   {kDQ, dq},
                                                   {kDK, dk},
                                                   {kDV, dv}};
+  if (impl_->d.bias_grad) pack[kDBias] = dbias;
   impl_->execute(*impl_->graphs->bwd, pack, kv_lens, bias, dropout, workspace, stream, "backward");
 }
 

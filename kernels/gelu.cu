@@ -1,5 +1,6 @@
 // GELU forward/backward (see gelu.hpp) on the element-wise skeletons of detail/elementwise.cuh.
 #include "kernels/detail/elementwise.cuh"
+#include "kernels/detail/gelu.cuh"
 #include "kernels/gelu.hpp"
 
 namespace xfbench::kernels {
@@ -7,23 +8,8 @@ namespace {
 
 using detail::kVec;
 
-constexpr float kSqrt1_2 = 0.70710678118654752f;
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kTanhCoef = 0.044715f;
-
-__device__ __forceinline__ float gelu(float x, Gelu kind) {
-  if (kind == Gelu::erf) return 0.5f * x * (1.f + erff(x * kSqrt1_2));
-  return 0.5f * x * (1.f + tanhf(kSqrt2OverPi * (x + kTanhCoef * x * x * x)));
-}
-
-__device__ __forceinline__ float gelu_grad(float x, Gelu kind) {
-  if (kind == Gelu::erf)
-    return 0.5f * (1.f + erff(x * kSqrt1_2)) + x * kInvSqrt2Pi * __expf(-0.5f * x * x);
-  const float t = tanhf(kSqrt2OverPi * (x + kTanhCoef * x * x * x));
-  return 0.5f * (1.f + t) +
-         0.5f * x * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kTanhCoef * x * x);
-}
+using detail::gelu;
+using detail::gelu_grad;
 
 template <class T>
 struct BiasGeluForward {

@@ -426,6 +426,19 @@ void rmsnorm_backward(T* dinp, T* dweight, float* scratch, const T* dout, const 
   launch_backward<T, true>(a, dweight, nullptr, nullptr, stream);
 }
 
+template <class T>
+void dropout_residual_rmsnorm_backward(T* dz, T* dx, T* dweight, float* scratch, const T* dout,
+                                       const T* dresidual, const T* z, const T* weight,
+                                       const float* rstd, Dropout dropout, int N, int C,
+                                       cudaStream_t stream) {
+  check_dropout(dropout);
+  NormBackwardArgs<T> a{
+      dz, dx, scratch, dout, nullptr, dresidual, z, weight, nullptr, rstd, DropoutMask(dropout),
+      N,  C,  false};
+  check_backward(a, "dropout_residual_rmsnorm_backward");
+  launch_backward<T, true>(a, dweight, nullptr, nullptr, stream);
+}
+
 #define XF_INSTANTIATE(T)                                                                          \
   template void layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, int, int,   \
                                      float, cudaStream_t);                                         \
@@ -440,6 +453,9 @@ void rmsnorm_backward(T* dinp, T* dweight, float* scratch, const T* dout, const 
   template void rmsnorm_forward<T>(T*, float*, const T*, const T*, int, int, float, cudaStream_t); \
   template void dropout_residual_rmsnorm_forward<T>(T*, T*, float*, const T*, const T*, const T*,  \
                                                     Dropout, int, int, float, cudaStream_t);       \
+  template void dropout_residual_rmsnorm_backward<T>(T*, T*, T*, float*, const T*, const T*,       \
+                                                     const T*, const T*, const float*, Dropout,    \
+                                                     int, int, cudaStream_t);                      \
   template void rmsnorm_backward<T>(T*, T*, float*, const T*, const T*, const T*, const T*,        \
                                     const float*, int, int, cudaStream_t);
 XF_INSTANTIATE(__half)

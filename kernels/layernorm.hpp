@@ -76,4 +76,13 @@ void rmsnorm_backward(T* dinp, T* dweight, float* scratch, const T* dout, const 
                       const T* inp, const T* weight, const float* rstd, int N, int C,
                       cudaStream_t stream);
 
+// Backward of dropout_residual_rmsnorm_forward from z: dz = dRMSNorm(dout) + dresidual (the
+// gradient of `residual`; dresidual nullable), dx = dropout_backward(dz) (nullable); dweight
+// overwritten. dz may alias dresidual.
+template <class T>
+void dropout_residual_rmsnorm_backward(T* dz, T* dx, T* dweight, float* scratch, const T* dout,
+                                       const T* dresidual, const T* z, const T* weight,
+                                       const float* rstd, Dropout dropout, int N, int C,
+                                       cudaStream_t stream);
+
 }  // namespace xfbench::kernels

@@ -211,6 +211,11 @@ void attention_forward(double* o, const double* q, const double* k, const double
 
 void attention_backward(double* dq, double* dk, double* dv, const double* dout, const double* q,
                         const double* k, const double* v, const AttentionRef& a) {
+  attention_backward(dq, dk, dv, nullptr, dout, q, k, v, a);
+}
+
+void attention_backward(double* dq, double* dk, double* dv, double* dbias, const double* dout,
+                        const double* q, const double* k, const double* v, const AttentionRef& a) {
   std::vector<double> p, pd;
   attention_probs(p, pd, q, k, a);
   const std::size_t ss = std::size_t(a.Sq) * a.Sk;
@@ -236,6 +241,11 @@ void attention_backward(double* dq, double* dk, double* dv, const double* dout, 
   // dS with respect to the scaled scores, then the scale of the score product.
   attention_softmax_backward(ds.data(), dpd.data(), p.data(), a.scale, a.dropout, a.B, a.NH, a.Sq,
                              a.Sk);
+  if (dbias) {  // dS is the gradient of scale · scores, the bias adds to it with factor 1
+    std::fill(dbias, dbias + std::size_t(a.NH) * ss, 0.0);
+    for (int bh = 0; bh < a.B * a.NH; ++bh)
+      for (std::size_t e = 0; e < ss; ++e) dbias[(bh % a.NH) * ss + e] += ds[bh * ss + e] / a.scale;
+  }
   for (int bh = 0; bh < a.B * a.NH; ++bh) {
     const double* Q = q + std::size_t(bh) * a.Sq * a.HD;
     const double* K = k + std::size_t(bh) * a.Sk * a.HD;

@@ -57,5 +57,9 @@ void attention_forward(double* o, const double* q, const double* k, const double
                        const AttentionRef& a);
 void attention_backward(double* dq, double* dk, double* dv, const double* dout, const double* q,
                         const double* k, const double* v, const AttentionRef& a);
+// The same, and dbias [NH, Sq, Sk] (nullable): the gradient of the additive score bias, summed over
+// the batch.
+void attention_backward(double* dq, double* dk, double* dv, double* dbias, const double* dout,
+                        const double* q, const double* k, const double* v, const AttentionRef& a);
 
 }  // namespace xfbench::kernels::ref

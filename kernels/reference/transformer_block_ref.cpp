@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/reference/reference.hpp"
+#include "kernels/relative_position.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels::ref {
@@ -56,28 +57,30 @@ const Vec& get(const Tensors& t, const char* name) {
   return it->second;
 }
 
-// Packed [B, S, 3, NH, HD] qkv <-> dense [B, NH, S, HD] q, k, v.
-void unpack(const Vec& qkv, Vec& q, Vec& k, Vec& v, int B, int S, int NH, int HD) {
-  Vec* dst[3] = {&q, &k, &v};
-  for (auto* d : dst) d->assign(std::size_t(B) * NH * S * HD, 0.0);
+// Packed [B, S, n, NH, HD] projections (n = 3: q, k, v; n = 2: k, v) <-> dense [B, NH, S, HD]
+// parts.
+void unpack(const Vec& packed, const std::vector<Vec*>& parts, int B, int S, int NH, int HD) {
+  const int n = int(parts.size());
+  for (auto* d : parts) d->assign(std::size_t(B) * NH * S * HD, 0.0);
   for (int b = 0; b < B; ++b)
     for (int s = 0; s < S; ++s)
-      for (int w = 0; w < 3; ++w)
+      for (int w = 0; w < n; ++w)
         for (int h = 0; h < NH; ++h)
           for (int e = 0; e < HD; ++e)
-            (*dst[w])[((std::size_t(b) * NH + h) * S + s) * HD + e] =
-                qkv[(((std::size_t(b) * S + s) * 3 + w) * NH + h) * HD + e];
+            (*parts[w])[((std::size_t(b) * NH + h) * S + s) * HD + e] =
+                packed[(((std::size_t(b) * S + s) * n + w) * NH + h) * HD + e];
 }
-void pack(Vec& qkv, const Vec& q, const Vec& k, const Vec& v, int B, int S, int NH, int HD) {
-  const Vec* src[3] = {&q, &k, &v};
-  qkv.assign(std::size_t(B) * S * 3 * NH * HD, 0.0);
+Vec pack(const std::vector<const Vec*>& parts, int B, int S, int NH, int HD) {
+  const int n = int(parts.size());
+  Vec packed(std::size_t(B) * S * n * NH * HD, 0.0);
   for (int b = 0; b < B; ++b)
     for (int s = 0; s < S; ++s)
-      for (int w = 0; w < 3; ++w)
+      for (int w = 0; w < n; ++w)
         for (int h = 0; h < NH; ++h)
           for (int e = 0; e < HD; ++e)
-            qkv[(((std::size_t(b) * S + s) * 3 + w) * NH + h) * HD + e] =
-                (*src[w])[((std::size_t(b) * NH + h) * S + s) * HD + e];
+            packed[(((std::size_t(b) * S + s) * n + w) * NH + h) * HD + e] =
+                (*parts[w])[((std::size_t(b) * NH + h) * S + s) * HD + e];
+  return packed;
 }
 // [B, NH, S, HD] <-> [B, S, NH, HD] (= [T, H]).
 Vec heads_to_tokens(const Vec& o, int B, int S, int NH, int HD) {
@@ -102,148 +105,235 @@ Vec tokens_to_heads(const Vec& t, int B, int S, int NH, int HD) {
 }
 
 struct Sizes {
-  int T, H, I, B, S, NH, HD;
+  int T, H, I, B, S, NH, HD, A;  // A = NH·HD, the attention width (T5's inner_dim)
 };
 
-AttentionRef attention_ref(const BlockConfig& c) {
-  return AttentionRef{
-      c.batch,  c.heads, c.seq,   c.seq,    c.head_dim(), 1.0 / std::sqrt(double(c.head_dim())),
-      c.causal, nullptr, nullptr, Dropout{}};
+// A linear layer's bias, or nullptr when the block's linears have none (T5) or `name` is null.
+const double* linear_bias(const BlockConfig& c, const Tensors& in, const char* name) {
+  return c.linear_bias && name ? get(in, name).data() : nullptr;
 }
 
-// The attention sublayer's core: a -> proj = attention(a·Wqkvᵀ + bqkv)·Woᵀ (no bo yet).
-Vec attention_fwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
-                  Tensors& keep) {
-  Vec qkv(std::size_t(z.T) * 3 * z.H);
-  matmul_nt(qkv.data(), a.data(), get(in, "wqkv").data(), z.T, 3 * z.H, z.H);
-  add_bias(qkv.data(), get(in, "bqkv").data(), z.T, 3 * z.H);
-  Vec q, k, v;
-  unpack(qkv, q, k, v, z.B, z.S, z.NH, z.HD);
-  Vec o(q.size());
-  attention_forward(o.data(), q.data(), k.data(), v.data(), attention_ref(c));
-  Vec ctx = heads_to_tokens(o, z.B, z.S, z.NH, z.HD);
-  Vec proj(std::size_t(z.T) * z.H);
-  matmul_nt(proj.data(), ctx.data(), get(in, "wo").data(), z.T, z.H, z.H);
-  keep["q"] = q, keep["k"] = k, keep["v"] = v, keep["ctx"] = ctx;
-  return proj;
+AttentionRef attention_ref(const BlockConfig& c, bool causal, const double* bias) {
+  const double scale = c.scale_scores ? 1.0 / std::sqrt(double(c.head_dim())) : 1.0;
+  return AttentionRef{c.batch, c.heads, c.seq,   c.seq, c.head_dim(),
+                      scale,   causal,  nullptr, bias,  Dropout{}};
 }
 
-// dproj -> the gradient of a (+ dwo, dwqkv, dbqkv into `out`).
-Vec attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
-                  const Vec& dproj, const Tensors& keep, Tensors& out) {
-  Vec dwo(std::size_t(z.H) * z.H), dctx(dproj.size());
-  matmul_tn(dwo.data(), dproj.data(), get(keep, "ctx").data(), z.H, z.H, z.T);
-  matmul_nn(dctx.data(), dproj.data(), get(in, "wo").data(), z.T, z.H, z.H);
-  out["dwo"] = dwo;
-  Vec dO = tokens_to_heads(dctx, z.B, z.S, z.NH, z.HD);
-  Vec dq(dO.size()), dk(dO.size()), dv(dO.size());
-  attention_backward(dq.data(), dk.data(), dv.data(), dO.data(), get(keep, "q").data(),
-                     get(keep, "k").data(), get(keep, "v").data(), attention_ref(c));
-  Vec dqkv;
-  pack(dqkv, dq, dk, dv, z.B, z.S, z.NH, z.HD);
-  Vec dwqkv(std::size_t(3) * z.H * z.H);
-  matmul_tn(dwqkv.data(), dqkv.data(), a.data(), 3 * z.H, z.H, z.T);
-  out["dwqkv"] = dwqkv;
-  out["dbqkv"] = column_sums(dqkv.data(), z.T, 3 * z.H);
-  Vec da(dproj.size());
-  matmul_nn(da.data(), dqkv.data(), get(in, "wqkv").data(), z.T, z.H, 3 * z.H);
+// The relative position bias [NH, S, S] from the table (T5's first block), or an empty vector.
+Vec relative_bias(const BlockConfig& c, const Tensors& in) {
+  if (!c.relative_bias) return {};
+  return t5_bias_reference(get(in, "rel_bias"), c.heads, c.seq, c.seq, !c.causal);
+}
+
+// out[T, n] = a[T, k]·Wᵀ (+ bias).
+Vec linear(const double* a, const Vec& w, const double* bias, int T, int n, int k) {
+  Vec y(std::size_t(T) * n);
+  matmul_nt(y.data(), a, w.data(), T, n, k);
+  if (bias) add_bias(y.data(), bias, T, n);
+  return y;
+}
+
+// Its backward: dW = dyᵀ·a into out[dw], db (when the layer has one) into out[db]; returns dy·W.
+Vec linear_bwd(const Vec& dy, const double* a, const Vec& w, int T, int n, int k, Tensors& out,
+               const std::string& dw, const std::string& db) {
+  Vec dwv(std::size_t(n) * k), da(std::size_t(T) * k);
+  matmul_tn(dwv.data(), dy.data(), a, n, k, T);
+  out[dw] = dwv;
+  if (!db.empty()) out[db] = column_sums(dy.data(), T, n);
+  matmul_nn(da.data(), dy.data(), w.data(), T, k, n);
   return da;
 }
 
-// The FFN sublayer's core: a -> o2 = gelu(a·Wiᵀ + bi)·Woutᵀ (no bout yet); the dense parts'
-// outputs are [T, I].
+// The self-attention sublayer's core: a -> proj = attention(a·Wqkvᵀ + bqkv)·Woᵀ (no bo yet).
+Vec attention_fwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
+                  Tensors& keep) {
+  const Vec qkv = linear(a.data(), get(in, "wqkv"), linear_bias(c, in, "bqkv"), z.T, 3 * z.A, z.H);
+  Vec q, k, v;
+  unpack(qkv, {&q, &k, &v}, z.B, z.S, z.NH, z.HD);
+  const Vec bias = relative_bias(c, in);
+  Vec o(q.size());
+  attention_forward(o.data(), q.data(), k.data(), v.data(),
+                    attention_ref(c, c.causal, bias.empty() ? nullptr : bias.data()));
+  Vec ctx = heads_to_tokens(o, z.B, z.S, z.NH, z.HD);
+  keep["q"] = q, keep["k"] = k, keep["v"] = v, keep["ctx"] = ctx, keep["bias"] = bias;
+  return linear(ctx.data(), get(in, "wo"), nullptr, z.T, z.H, z.A);
+}
+
+// dproj -> the gradient of a (+ dwo, dwqkv, dbqkv, drel_bias into `out`).
+Vec attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
+                  const Vec& dproj, const Tensors& keep, Tensors& out) {
+  const Vec dctx =
+      linear_bwd(dproj, get(keep, "ctx").data(), get(in, "wo"), z.T, z.H, z.A, out, "dwo", "");
+  Vec dO = tokens_to_heads(dctx, z.B, z.S, z.NH, z.HD);
+  Vec dq(dO.size()), dk(dO.size()), dv(dO.size());
+  const Vec& bias = get(keep, "bias");
+  Vec dbias(bias.size());
+  attention_backward(dq.data(), dk.data(), dv.data(), bias.empty() ? nullptr : dbias.data(),
+                     dO.data(), get(keep, "q").data(), get(keep, "k").data(), get(keep, "v").data(),
+                     attention_ref(c, c.causal, bias.empty() ? nullptr : bias.data()));
+  if (c.relative_bias)
+    out["drel_bias"] = t5_bias_table_grad_reference(dbias, c.heads, c.seq, c.seq, !c.causal);
+  const Vec dqkv = pack({&dq, &dk, &dv}, z.B, z.S, z.NH, z.HD);
+  return linear_bwd(dqkv, a.data(), get(in, "wqkv"), z.T, 3 * z.A, z.H, out, "dwqkv",
+                    c.linear_bias ? "dbqkv" : "");
+}
+
+// The decoder's cross-attention core: queries from a, keys and values from the encoder states
+// "enc", no mask, no position bias -> proj = attention(...)·Wo_crossᵀ.
+Vec cross_attention_fwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
+                        Tensors& keep) {
+  const Vec& enc = get(in, "enc");
+  Vec q = tokens_to_heads(linear(a.data(), get(in, "wq_cross"), nullptr, z.T, z.A, z.H), z.B, z.S,
+                          z.NH, z.HD);
+  Vec k, v;
+  unpack(linear(enc.data(), get(in, "wkv_cross"), nullptr, z.T, 2 * z.A, z.H), {&k, &v}, z.B, z.S,
+         z.NH, z.HD);
+  Vec o(q.size());
+  attention_forward(o.data(), q.data(), k.data(), v.data(), attention_ref(c, false, nullptr));
+  Vec ctx = heads_to_tokens(o, z.B, z.S, z.NH, z.HD);
+  keep["xq"] = q, keep["xk"] = k, keep["xv"] = v, keep["xctx"] = ctx;
+  return linear(ctx.data(), get(in, "wo_cross"), nullptr, z.T, z.H, z.A);
+}
+
+// dproj -> the gradient of a; "denc" and the cross-attention weight gradients into `out`.
+Vec cross_attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
+                        const Vec& dproj, const Tensors& keep, Tensors& out) {
+  const Vec dctx = linear_bwd(dproj, get(keep, "xctx").data(), get(in, "wo_cross"), z.T, z.H, z.A,
+                              out, "dwo_cross", "");
+  Vec dO = tokens_to_heads(dctx, z.B, z.S, z.NH, z.HD);
+  Vec dq(dO.size()), dk(dO.size()), dv(dO.size());
+  attention_backward(dq.data(), dk.data(), dv.data(), dO.data(), get(keep, "xq").data(),
+                     get(keep, "xk").data(), get(keep, "xv").data(),
+                     attention_ref(c, false, nullptr));
+  const Vec dkv = pack({&dk, &dv}, z.B, z.S, z.NH, z.HD);
+  out["denc"] = linear_bwd(dkv, get(in, "enc").data(), get(in, "wkv_cross"), z.T, 2 * z.A, z.H, out,
+                           "dwkv_cross", "");
+  return linear_bwd(heads_to_tokens(dq, z.B, z.S, z.NH, z.HD), a.data(), get(in, "wq_cross"), z.T,
+                    z.A, z.H, out, "dwq_cross", "");
+}
+
+Gelu gelu_kind(const BlockConfig& c) {
+  return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf;
+}
+// Columns of the FFN's first product: I, or 2I for a gated FFN (gate | linear).
+int up_width(const BlockConfig& c) { return c.gated_ffn ? 2 * c.intermediate : c.intermediate; }
+
+// The FFN sublayer's core: a -> o2 = act(a·Wiᵀ + bi)·Woutᵀ (no bout yet), act GELU, ReLU or the
+// gated GELU(pre_gate)·pre_linear; the dense parts' outputs are [T, I].
 Vec ffn_fwd(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors& in, const Vec& a,
             Tensors& keep) {
-  Vec pre(std::size_t(z.T) * z.I);
-  matmul_nt(pre.data(), a.data(), get(in, "wi").data(), z.T, z.I, z.H);
-  add_bias(pre.data(), get(in, "bi").data(), z.T, z.I);  // pre-activation including its bias
+  const int U = up_width(c);
+  Vec pre = linear(a.data(), get(in, "wi"), linear_bias(c, in, "bi"), z.T, U, z.H);
   if (part == BlockPart::dense) return pre;
-  const Gelu kind = c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf;
-  Vec act(pre.size());
-  for (std::size_t i = 0; i < pre.size(); ++i) act[i] = gelu(pre[i], kind);
+  Vec act(std::size_t(z.T) * z.I);
+  for (int t = 0; t < z.T; ++t)
+    for (int i = 0; i < z.I; ++i) {
+      const double x = pre[std::size_t(t) * U + i];
+      double& y = act[std::size_t(t) * z.I + i];
+      if (c.gated_ffn)
+        y = gelu(x, gelu_kind(c)) * pre[std::size_t(t) * U + z.I + i];
+      else
+        y = c.activation == Activation::relu ? std::max(x, 0.0) : gelu(x, gelu_kind(c));
+    }
   if (part == BlockPart::dense_gelu) return act;
-  Vec o2(std::size_t(z.T) * z.H);
-  matmul_nt(o2.data(), act.data(), get(in, "wout").data(), z.T, z.H, z.I);
   keep["pre"] = pre, keep["act"] = act;
-  return o2;
+  return linear(act.data(), get(in, "wout"), nullptr, z.T, z.H, z.I);
 }
 
 // do2 -> the gradient of a (+ dwout, dwi, dbi into `out`).
 Vec ffn_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a, const Vec& do2,
             const Tensors& keep, Tensors& out) {
-  Vec dwout(std::size_t(z.H) * z.I), dact(std::size_t(z.T) * z.I);
-  matmul_tn(dwout.data(), do2.data(), get(keep, "act").data(), z.H, z.I, z.T);
-  matmul_nn(dact.data(), do2.data(), get(in, "wout").data(), z.T, z.I, z.H);
-  out["dwout"] = dwout;
-  const Gelu kind = c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf;
+  const int U = up_width(c);
+  const Vec dact =
+      linear_bwd(do2, get(keep, "act").data(), get(in, "wout"), z.T, z.H, z.I, out, "dwout", "");
   const Vec& pre = get(keep, "pre");
-  for (std::size_t i = 0; i < dact.size(); ++i) dact[i] *= gelu_grad(pre[i], kind);
-  out["dbi"] = column_sums(dact.data(), z.T, z.I);
-  Vec dwi(std::size_t(z.I) * z.H);
-  matmul_tn(dwi.data(), dact.data(), a.data(), z.I, z.H, z.T);
-  out["dwi"] = dwi;
-  Vec da(do2.size());
-  matmul_nn(da.data(), dact.data(), get(in, "wi").data(), z.T, z.H, z.I);
-  return da;
+  const auto given = in.find("relu_mask");
+  const Vec* mask = given == in.end() ? nullptr : &given->second;
+  Vec dpre(pre.size());
+  for (int t = 0; t < z.T; ++t)
+    for (int i = 0; i < z.I; ++i) {
+      const double g = dact[std::size_t(t) * z.I + i], x = pre[std::size_t(t) * U + i];
+      if (c.gated_ffn) {
+        const double lin = pre[std::size_t(t) * U + z.I + i];
+        dpre[std::size_t(t) * U + i] = g * lin * gelu_grad(x, gelu_kind(c));
+        dpre[std::size_t(t) * U + z.I + i] = g * gelu(x, gelu_kind(c));
+      } else {
+        const double relu = mask ? (*mask)[std::size_t(t) * z.I + i] : x > 0 ? 1.0 : 0.0;
+        const double grad = c.activation == Activation::relu ? relu : gelu_grad(x, gelu_kind(c));
+        dpre[std::size_t(t) * U + i] = g * grad;
+      }
+    }
+  return linear_bwd(dpre, a.data(), get(in, "wi"), z.T, U, z.H, out, "dwi",
+                    c.linear_bias ? "dbi" : "");
 }
 
-std::string param(const char* prefix, int which, const char* suffix) {
-  return prefix + std::to_string(which) + suffix;
+// The norm's parameter names: "ln<which>_w", "ln<which>_b" (which: "1", "2", "_cross").
+std::string param(const std::string& which, const char* suffix) { return "ln" + which + suffix; }
+bool rms(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
+const double* norm_bias(const BlockConfig& c, const Tensors& in, const std::string& which) {
+  return rms(c) ? nullptr : get(in, param(which, "_b").c_str()).data();
 }
 
 // Post-LN residual: LN(y + bias + residual); keeps the sum as "z<which>".
 Vec residual_norm(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& y,
-                  const char* bias, const Vec& residual, int which, Tensors& keep) {
+                  const char* bias, const Vec& residual, const std::string& which, Tensors& keep) {
   Vec out(y.size()), sum(y.size()), mean(z.T), rstd(z.T);
-  norm_forward(out.data(), sum.data(), mean.data(), rstd.data(), y.data(), get(in, bias).data(),
-               residual.data(), get(in, param("ln", which, "_w").c_str()).data(),
-               get(in, param("ln", which, "_b").c_str()).data(), Dropout{}, z.T, z.H, c.eps, false);
-  keep[param("z", which, "")] = sum;
+  norm_forward(out.data(), sum.data(), mean.data(), rstd.data(), y.data(), linear_bias(c, in, bias),
+               residual.data(), get(in, param(which, "_w").c_str()).data(), norm_bias(c, in, which),
+               Dropout{}, z.T, z.H, c.eps, rms(c));
+  keep["z" + which] = sum;
   return out;
 }
 
 // Its backward: returns the gradient of the residual; dy goes to `dy`, the bias and LN parameter
 // gradients into `out`.
 Vec residual_norm_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& dout,
-                      const char* bias, int which, const Tensors& keep, Vec& dy, Tensors& out) {
+                      const char* bias, const std::string& which, const Tensors& keep, Vec& dy,
+                      Tensors& out) {
   Vec dres(dout.size()), db(z.H), dw(z.H), dnb(z.H);
   dy.assign(dout.size(), 0.0);
   norm_backward(dres.data(), dy.data(), db.data(), dw.data(), dnb.data(), dout.data(), nullptr,
-                nullptr, get(keep, param("z", which, "").c_str()).data(),
-                get(in, param("ln", which, "_w").c_str()).data(), Dropout{}, z.T, z.H, c.eps,
-                false);
-  out[std::string("d") + bias] = db;
-  out[param("dln", which, "_w")] = dw, out[param("dln", which, "_b")] = dnb;
+                nullptr, get(keep, ("z" + which).c_str()).data(),
+                get(in, param(which, "_w").c_str()).data(), Dropout{}, z.T, z.H, c.eps, rms(c));
+  if (c.linear_bias) out[std::string("d") + bias] = db;
+  out["d" + param(which, "_w")] = dw;
+  if (!rms(c)) out["d" + param(which, "_b")] = dnb;
   return dres;
 }
 
-// LayerNorm `which` of x, no residual (pre-LN).
-Vec norm(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& x, int which) {
+// Norm `which` of x, no residual (pre-LN).
+Vec norm(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& x,
+         const std::string& which) {
   Vec out(x.size()), mean(z.T), rstd(z.T);
   norm_forward(out.data(), nullptr, mean.data(), rstd.data(), x.data(), nullptr, nullptr,
-               get(in, param("ln", which, "_w").c_str()).data(),
-               get(in, param("ln", which, "_b").c_str()).data(), Dropout{}, z.T, z.H, c.eps, false);
+               get(in, param(which, "_w").c_str()).data(), norm_bias(c, in, which), Dropout{}, z.T,
+               z.H, c.eps, rms(c));
   return out;
 }
 
-// Its backward: dLN(dnorm) + dresidual; the LN parameter gradients into `out`.
+// Its backward: dnorm(dnorm) + dresidual; the norm's parameter gradients into `out`.
 Vec norm_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& x,
-             const Vec& dnorm, const Vec& dresidual, int which, Tensors& out) {
+             const Vec& dnorm, const Vec& dresidual, const std::string& which, Tensors& out) {
   Vec dx(x.size()), dw(z.H), db(z.H);
   norm_backward(dx.data(), nullptr, nullptr, dw.data(), db.data(), dnorm.data(), nullptr,
-                dresidual.data(), x.data(), get(in, param("ln", which, "_w").c_str()).data(),
-                Dropout{}, z.T, z.H, c.eps, false);
-  out[param("dln", which, "_w")] = dw, out[param("dln", which, "_b")] = db;
+                dresidual.data(), x.data(), get(in, param(which, "_w").c_str()).data(), Dropout{},
+                z.T, z.H, c.eps, rms(c));
+  out["d" + param(which, "_w")] = dw;
+  if (!rms(c)) out["d" + param(which, "_b")] = db;
   return dx;
 }
 
-// residual + y + bias.
-Vec residual_add(const Sizes& z, const Tensors& in, const Vec& y, const char* bias,
-                 const Vec& residual) {
+// residual + y (+ bias).
+Vec residual_add(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& y,
+                 const char* bias, const Vec& residual) {
   Vec out(y.size());
-  bias_dropout_residual(out.data(), y.data(), get(in, bias).data(), residual.data(), Dropout{}, z.T,
-                        z.H);
+  bias_dropout_residual(out.data(), y.data(), linear_bias(c, in, bias), residual.data(), Dropout{},
+                        z.T, z.H);
   return out;
+}
+
+void add_to(Vec& a, const Vec& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
 }
 
 void post_ln(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors& in, bool backward,
@@ -252,26 +342,24 @@ void post_ln(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors
   Tensors keep;
   switch (part) {
     case BlockPart::layer: {
-      Vec h1 = residual_norm(c, z, in, attention_fwd(c, z, in, x, keep), "bo", x, 1, keep);
-      out["out"] = residual_norm(c, z, in, ffn_fwd(c, part, z, in, h1, keep), "bout", h1, 2, keep);
+      Vec h1 = residual_norm(c, z, in, attention_fwd(c, z, in, x, keep), "bo", x, "1", keep);
+      out["out"] =
+          residual_norm(c, z, in, ffn_fwd(c, part, z, in, h1, keep), "bout", h1, "2", keep);
       if (!backward) break;
       Vec do2, dproj;
-      Vec dh1 = residual_norm_bwd(c, z, in, get(in, "dout"), "bout", 2, keep, do2, out);
-      Vec da = ffn_bwd(c, z, in, h1, do2, keep, out);
-      for (std::size_t i = 0; i < dh1.size(); ++i) dh1[i] += da[i];
-      Vec dx = residual_norm_bwd(c, z, in, dh1, "bo", 1, keep, dproj, out);
-      da = attention_bwd(c, z, in, x, dproj, keep, out);
-      for (std::size_t i = 0; i < dx.size(); ++i) dx[i] += da[i];
+      Vec dh1 = residual_norm_bwd(c, z, in, get(in, "dout"), "bout", "2", keep, do2, out);
+      add_to(dh1, ffn_bwd(c, z, in, h1, do2, keep, out));
+      Vec dx = residual_norm_bwd(c, z, in, dh1, "bo", "1", keep, dproj, out);
+      add_to(dx, attention_bwd(c, z, in, x, dproj, keep, out));
       out["dx"] = dx;
       break;
     }
     case BlockPart::attention: {
-      out["out"] = residual_norm(c, z, in, attention_fwd(c, z, in, x, keep), "bo", x, 1, keep);
+      out["out"] = residual_norm(c, z, in, attention_fwd(c, z, in, x, keep), "bo", x, "1", keep);
       if (!backward) break;
       Vec dproj;
-      Vec dx = residual_norm_bwd(c, z, in, get(in, "dout"), "bo", 1, keep, dproj, out);
-      Vec da = attention_bwd(c, z, in, x, dproj, keep, out);
-      for (std::size_t i = 0; i < dx.size(); ++i) dx[i] += da[i];
+      Vec dx = residual_norm_bwd(c, z, in, get(in, "dout"), "bo", "1", keep, dproj, out);
+      add_to(dx, attention_bwd(c, z, in, x, dproj, keep, out));
       out["dx"] = dx;
       break;
     }
@@ -281,39 +369,49 @@ void post_ln(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors
         out["out"] = y;
         break;
       }
-      out["out"] = residual_norm(c, z, in, y, "bout", x, 2, keep);
+      out["out"] = residual_norm(c, z, in, y, "bout", x, "2", keep);
       if (!backward) break;
       Vec do2;
-      Vec dx = residual_norm_bwd(c, z, in, get(in, "dout"), "bout", 2, keep, do2, out);
-      Vec da = ffn_bwd(c, z, in, x, do2, keep, out);
-      for (std::size_t i = 0; i < dx.size(); ++i) dx[i] += da[i];
+      Vec dx = residual_norm_bwd(c, z, in, get(in, "dout"), "bout", "2", keep, do2, out);
+      add_to(dx, ffn_bwd(c, z, in, x, do2, keep, out));
       out["dx"] = dx;
       break;
     }
   }
 }
 
-// h1 = x + attn(LN1(x)) + bo; out = h1 + ffn(LN2(h1)) + bout.
+// h1 = x + attn(LN1(x)) + bo; [decoder: h2 = h1 + cross(LN_cross(h1), enc)]; out = h + ffn(LN2(h))
+// + bout. T5: RMSNorm, no biases.
 void pre_ln(const BlockConfig& c, const Sizes& z, const Tensors& in, bool backward, Tensors& out) {
   const Vec& x = get(in, "x");
   Tensors keep;
-  const Vec a1 = norm(c, z, in, x, 1);
-  const Vec h1 = residual_add(z, in, attention_fwd(c, z, in, a1, keep), "bo", x);
-  const Vec a2 = norm(c, z, in, h1, 2);
-  out["out"] = residual_add(z, in, ffn_fwd(c, BlockPart::layer, z, in, a2, keep), "bout", h1);
+  const Vec a1 = norm(c, z, in, x, "1");
+  const Vec h1 = residual_add(c, z, in, attention_fwd(c, z, in, a1, keep), "bo", x);
+  Vec ax, h2 = h1;
+  if (c.cross_attention) {
+    ax = norm(c, z, in, h1, "_cross");
+    h2 = residual_add(c, z, in, cross_attention_fwd(c, z, in, ax, keep), nullptr, h1);
+  }
+  const Vec a2 = norm(c, z, in, h2, "2");
+  out["out"] = residual_add(c, z, in, ffn_fwd(c, BlockPart::layer, z, in, a2, keep), "bout", h2);
   if (!backward) return;
   const Vec& dout = get(in, "dout");
-  out["dbout"] = column_sums(dout.data(), z.T, z.H);
-  const Vec dh1 = norm_bwd(c, z, in, h1, ffn_bwd(c, z, in, a2, dout, keep, out), dout, 2, out);
-  out["dbo"] = column_sums(dh1.data(), z.T, z.H);
-  out["dx"] = norm_bwd(c, z, in, x, attention_bwd(c, z, in, a1, dh1, keep, out), dh1, 1, out);
+  if (c.linear_bias) out["dbout"] = column_sums(dout.data(), z.T, z.H);
+  Vec dh2 = norm_bwd(c, z, in, h2, ffn_bwd(c, z, in, a2, dout, keep, out), dout, "2", out);
+  Vec dh1 = dh2;
+  if (c.cross_attention)
+    dh1 = norm_bwd(c, z, in, h1, cross_attention_bwd(c, z, in, ax, dh2, keep, out), dh2, "_cross",
+                   out);
+  if (c.linear_bias) out["dbo"] = column_sums(dh1.data(), z.T, z.H);
+  out["dx"] = norm_bwd(c, z, in, x, attention_bwd(c, z, in, a1, dh1, keep, out), dh1, "1", out);
 }
 
 }  // namespace
 
 void transformer_block(const BlockConfig& c, BlockPart part, const Tensors& in, bool backward,
                        Tensors& out) {
-  const Sizes z{c.tokens(), c.hidden, c.intermediate, c.batch, c.seq, c.heads, c.head_dim()};
+  const Sizes z{c.tokens(), c.hidden, c.intermediate, c.batch,
+                c.seq,      c.heads,  c.head_dim(),   c.heads * c.head_dim()};
   if (c.placement == NormPlacement::pre) {
     if (part != BlockPart::layer)
       XF_THROW(InvalidArgument, "transformer block reference: a pre-LN block runs whole");

@@ -1,0 +1,154 @@
+// T5's FFN activations with their dropout (see activation.hpp) on the element-wise skeleton of
+// detail/elementwise.cuh.
+#include "kernels/activation.hpp"
+#include "kernels/detail/elementwise.cuh"
+#include "kernels/detail/gelu.cuh"
+
+namespace xfbench::kernels {
+namespace {
+
+using detail::kVec;
+
+// Zeroes dropped elements of the vector at element offset `off` and scales the kept ones.
+__device__ __forceinline__ void apply_dropout(float (&v)[kVec], const DropoutMask& drop,
+                                              size_t off) {
+  if (!drop.active()) return;
+  const unsigned keep = drop.keep8(off / kVec);
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) v[j] = (keep >> j & 1u) ? v[j] * drop.scale : 0.f;
+}
+
+template <class T>
+struct ReluForward {
+  T* act;
+  const T* pre;
+  DropoutMask drop;
+  __device__ void operator()(size_t off, int, float (&v)[kVec]) const {
+    detail::load8(v, pre + off);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = fmaxf(v[j], 0.f);
+    apply_dropout(v, drop, off);
+    detail::store8(act + off, v);
+  }
+};
+
+template <class T>
+struct ReluBackward {
+  T* dpre;
+  const T* dact;
+  const T* act;
+  float scale;  // 1 / (1 - p): the kept elements' factor
+  __device__ void operator()(size_t off, int, float (&d)[kVec]) const {
+    float a[kVec];
+    detail::load8(a, act + off);
+    detail::load8(d, dact + off);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) d[j] = a[j] > 0.f ? d[j] * scale : 0.f;
+    detail::store8(dpre + off, d);
+  }
+};
+
+// Row r, column c of act [N, C] sits at off = r·C + c; its gate in pre [N, 2C] at 2·off - c.
+template <class T>
+struct GatedGeluForward {
+  T* act;
+  const T* pre;
+  int C;
+  Gelu kind;
+  DropoutMask drop;
+  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+    const size_t gate = 2 * off - col;
+    float lin[kVec];
+    detail::load8(v, pre + gate);
+    detail::load8(lin, pre + gate + C);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = detail::gelu(v[j], kind) * lin[j];
+    apply_dropout(v, drop, off);
+    detail::store8(act + off, v);
+  }
+};
+
+template <class T>
+struct GatedGeluBackward {
+  T* dpre;
+  const T* dact;
+  const T* pre;
+  int C;
+  Gelu kind;
+  DropoutMask drop;
+  __device__ void operator()(size_t off, int col, float (&g)[kVec]) const {
+    const size_t gate = 2 * off - col;
+    float x[kVec], lin[kVec], dgate[kVec];
+    detail::load8(g, dact + off);
+    apply_dropout(g, drop, off);
+    detail::load8(x, pre + gate);
+    detail::load8(lin, pre + gate + C);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      dgate[j] = g[j] * lin[j] * detail::gelu_grad(x[j], kind);
+      g[j] *= detail::gelu(x[j], kind);  // dlinear
+    }
+    detail::store8(dpre + gate, dgate);
+    detail::store8(dpre + gate + C, g);
+  }
+};
+
+void check(std::size_t n, std::initializer_list<const void*> ptrs, float p, const char* what) {
+  if (n % kVec != 0)
+    XF_THROW(InvalidArgument,
+             std::string(what) + ": " + std::to_string(n) + " elements, not a multiple of 8");
+  if (!(p >= 0.f && p < 1.f)) XF_THROW(InvalidArgument, "dropout probability must be in [0, 1)");
+  for (const void* q : ptrs) {
+    if (!q) XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
+    detail::require_aligned(q, what);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void relu_dropout_forward(T* act, const T* pre, std::size_t n, Dropout dropout,
+                          cudaStream_t stream) {
+  check(n, {act, pre}, dropout.p, "relu_dropout_forward");
+  detail::for_each_vector(ReluForward<T>{act, pre, DropoutMask(dropout)}, n / kVec, kVec, stream);
+}
+
+template <class T>
+void relu_dropout_backward(T* dpre, const T* dact, const T* act, std::size_t n, Dropout dropout,
+                           cudaStream_t stream) {
+  check(n, {dpre, dact, act}, dropout.p, "relu_dropout_backward");
+  detail::for_each_vector(ReluBackward<T>{dpre, dact, act, DropoutMask(dropout).scale}, n / kVec,
+                          kVec, stream);
+}
+
+template <class T>
+void gated_gelu_dropout_forward(T* act, const T* pre, int N, int C, Gelu kind, Dropout dropout,
+                                cudaStream_t stream) {
+  detail::require_row_shape(N, C, 1 << 29, "gated_gelu_dropout_forward");
+  check(std::size_t(N) * C, {act, pre}, dropout.p, "gated_gelu_dropout_forward");
+  detail::for_each_vector(GatedGeluForward<T>{act, pre, C, kind, DropoutMask(dropout)}, N, C,
+                          stream);
+}
+
+template <class T>
+void gated_gelu_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, Gelu kind,
+                                 Dropout dropout, cudaStream_t stream) {
+  detail::require_row_shape(N, C, 1 << 29, "gated_gelu_dropout_backward");
+  check(std::size_t(N) * C, {dpre, dact, pre}, dropout.p, "gated_gelu_dropout_backward");
+  detail::for_each_vector(GatedGeluBackward<T>{dpre, dact, pre, C, kind, DropoutMask(dropout)}, N,
+                          C, stream);
+}
+
+#define XF_INSTANTIATE(T)                                                                       \
+  template void relu_dropout_forward<T>(T*, const T*, std::size_t, Dropout, cudaStream_t);      \
+  template void relu_dropout_backward<T>(T*, const T*, const T*, std::size_t, Dropout,          \
+                                         cudaStream_t);                                         \
+  template void gated_gelu_dropout_forward<T>(T*, const T*, int, int, Gelu, Dropout,            \
+                                              cudaStream_t);                                    \
+  template void gated_gelu_dropout_backward<T>(T*, const T*, const T*, int, int, Gelu, Dropout, \
+                                               cudaStream_t);
+XF_INSTANTIATE(__half)
+XF_INSTANTIATE(__nv_bfloat16)
+#undef XF_INSTANTIATE
+
+}  // namespace xfbench::kernels

@@ -1,0 +1,42 @@
+// The activations of T5's FFN with the dropout HF applies right after them (T5DenseActDense and
+// T5DenseGatedActDense: dropout(act(x·wiᵀ)) feeds wo), forward and backward:
+//   ReLU        act = dropout(relu(pre))                          t5-small ... t5-11b
+//   gated GELU  act = dropout(gelu(pre_gate) · pre_linear)        T5 v1.1 ("gated-gelu": tanh form)
+// For the gated form `pre` is the [N, 2C] product x·[wi_0; wi_1]ᵀ of one GEMM: columns [0, C) are
+// the gate's input, [C, 2C) the linear part. Storage T = __half or __nv_bfloat16, math fp32; C % 8
+// == 0, pointers 16-byte aligned. Dropout masks are Philox's over the element index of act [N, C]
+// (philox.hpp); dropout.p = 0 turns dropout off.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "kernels/gelu.hpp"
+#include "kernels/philox.hpp"
+
+namespace xfbench::kernels {
+
+// act = dropout(relu(pre)) over n elements (n % 8 == 0). act may alias pre.
+template <class T>
+void relu_dropout_forward(T* act, const T* pre, std::size_t n, Dropout dropout,
+                          cudaStream_t stream);
+
+// dpre = dact · relu'(pre) · mask / (1 - p), from the forward's output alone: act > 0 exactly where
+// the element was kept and pre > 0, so neither pre nor the mask is needed. dpre may alias dact.
+template <class T>
+void relu_dropout_backward(T* dpre, const T* dact, const T* act, std::size_t n, Dropout dropout,
+                           cudaStream_t stream);
+
+// act [N, C] = dropout(gelu(pre[:, :C]) · pre[:, C:]) from pre [N, 2C].
+template <class T>
+void gated_gelu_dropout_forward(T* act, const T* pre, int N, int C, Gelu kind, Dropout dropout,
+                                cudaStream_t stream);
+
+// dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · gelu'(gate),
+// dlinear = g · gelu(gate). dpre must not alias pre.
+template <class T>
+void gated_gelu_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, Gelu kind,
+                                 Dropout dropout, cudaStream_t stream);
+
+}  // namespace xfbench::kernels
