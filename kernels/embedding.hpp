@@ -31,7 +31,7 @@ void embedding_forward(T* out, const int* ids, const int* type_ids, const T* wor
                        cudaStream_t stream);
 
 // Bytes of `scratch` embedding_backward needs (sort buffers and partial sums, 256-byte aligned
-// pieces inside).
+// pieces inside). Asks cub for its sort's temporary size, so it needs a current CUDA device.
 std::size_t embedding_backward_scratch_bytes(int B, int S, int C, int V, int num_types);
 
 // dword[ids[b, s]] += dout[b, s]; dposition[s] += Σ_b dout[b, s]; dtype[t] += Σ_{type_ids = t}

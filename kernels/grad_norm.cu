@@ -1,27 +1,138 @@
-// Global gradient norm, clipping and loss scaling (see grad_norm.hpp). Not implemented yet.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+// Global gradient norm, clipping and loss scaling (see grad_norm.hpp). Pass 1: kNormBlocks blocks
+// (a fixed number, so the sums are the same on any GPU) each add the squares of a fixed slice of
+// the packs; pass 2: one block adds the partials in order, and its thread 0 updates TrainScalars.
+#include <string>
 
+#include "kernels/detail/pack.cuh"
 #include "kernels/grad_norm.hpp"
-#include "xfbench/error.hpp"
 
 namespace xfbench::kernels {
+namespace {
 
-void train_scalars_init(TrainScalars*, const LossScaling&, cudaStream_t) {
-  XF_THROW(Unsupported, "train_scalars_init: not implemented yet");
+using detail::kPack;
+
+constexpr int kNormBlocks = 1024;
+constexpr int kNormThreads = 512;
+
+// Sum over the block (kThreads / 32 warps), in a fixed order; valid in thread 0.
+template <int kThreads>
+__device__ __forceinline__ float block_sum(float v) {
+  __shared__ float smem[kThreads / 32];
+  v = detail::warp_sum(v);
+  if (threadIdx.x % 32 == 0) smem[threadIdx.x / 32] = v;
+  __syncthreads();
+  float s = 0.f;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kThreads / 32; ++w) s += smem[w];
+  return s;
 }
 
-std::size_t grad_norm_scratch_bytes() { return 0; }
-
 template <class T>
-void grad_norm_clip(TrainScalars*, float*, const T*, std::size_t, float, const LossScaling&,
-                    cudaStream_t) {
-  XF_THROW(Unsupported, "grad_norm_clip: not implemented yet");
+__global__ __launch_bounds__(kNormThreads) void sum_squares_kernel(float* partials, const T* g,
+                                                                   std::size_t n) {
+  constexpr int P = kPack<T>;
+  const std::size_t packs = n / P;
+  const std::size_t begin = packs * blockIdx.x / kNormBlocks;
+  const std::size_t end = packs * (blockIdx.x + 1) / kNormBlocks;
+  float s = 0.f;
+#pragma unroll 4
+  for (std::size_t i = begin + threadIdx.x; i < end; i += kNormThreads) {
+    float f[P];
+    detail::load_pack(f, g + i * P);
+#pragma unroll
+    for (int j = 0; j < P; ++j) s = fmaf(f[j], f[j], s);
+  }
+  if (blockIdx.x == kNormBlocks - 1 && threadIdx.x == 0)  // the elements past the last pack
+    for (std::size_t i = packs * P; i < n; ++i) {
+      const float x = detail::to_float(g[i]);
+      s = fmaf(x, x, s);
+    }
+  s = block_sum<kNormThreads>(s);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+__global__ __launch_bounds__(kNormBlocks) void finish_kernel(TrainScalars* sc,
+                                                             const float* partials, float max_norm,
+                                                             LossScaling rule) {
+  const float sum = block_sum<kNormBlocks>(partials[threadIdx.x]);
+  if (threadIdx.x != 0) return;
+  const float S = sc->loss_scale;
+  const float norm = sqrtf(sum) / S;
+  const bool finite = isfinite(sum);
+  const float clip = max_norm > 0.f && finite ? fminf(1.f, max_norm / (norm + 1e-6f)) : 1.f;
+  sc->grad_norm = norm;
+  sc->clip_coef = clip;
+  sc->grad_mult = clip / S;
+  sc->nonfinite = finite ? 0 : 1;
+  if (!finite) {
+    sc->skipped += 1;
+    sc->good_steps = 0;
+    if (rule.dynamic) sc->loss_scale = S * rule.backoff_factor;
+    return;
+  }
+  sc->step += 1;
+  if (rule.dynamic && ++sc->good_steps >= rule.growth_interval) {
+    sc->loss_scale = S * rule.growth_factor;
+    sc->good_steps = 0;
+  }
+}
+
+__global__ void init_kernel(TrainScalars* sc, float scale) {
+  *sc = TrainScalars{scale, 0.f, 1.f, 1.f / scale, 0, 0, 0, 0};
 }
 
 template <class T>
-void grad_accumulate(T*, const T*, std::size_t, cudaStream_t) {
-  XF_THROW(Unsupported, "grad_accumulate: not implemented yet");
+__global__ void accumulate_kernel(T* acc, const T* g, std::size_t packs) {
+  constexpr int P = kPack<T>;
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= packs) return;
+  float a[P], b[P];
+  detail::load_pack(a, acc + i * P);
+  detail::load_pack(b, g + i * P);
+#pragma unroll
+  for (int j = 0; j < P; ++j) a[j] += b[j];
+  detail::store_pack(acc + i * P, a);
+}
+
+}  // namespace
+
+void train_scalars_init(TrainScalars* scalars, const LossScaling& scaling, cudaStream_t stream) {
+  if (!scalars) XF_THROW(InvalidArgument, "train_scalars_init: scalars must be set");
+  if (scaling.dynamic &&
+      !(scaling.init_scale > 0.f && scaling.growth_factor >= 1.f && scaling.backoff_factor > 0.f &&
+        scaling.backoff_factor < 1.f && scaling.growth_interval > 0))
+    XF_THROW(InvalidArgument,
+             "train_scalars_init: dynamic loss scaling needs init_scale > 0, "
+             "growth_factor >= 1, 0 < backoff_factor < 1, growth_interval > 0");
+  init_kernel<<<1, 1, 0, stream>>>(scalars, scaling.dynamic ? scaling.init_scale : 1.f);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+std::size_t grad_norm_scratch_bytes() { return sizeof(float) * kNormBlocks; }
+
+template <class T>
+void grad_norm_clip(TrainScalars* scalars, float* scratch, const T* grads, std::size_t n,
+                    float max_norm, const LossScaling& scaling, cudaStream_t stream) {
+  if (!scalars || !scratch || (n > 0 && !grads))
+    XF_THROW(InvalidArgument, "grad_norm_clip: scalars, scratch and grads must be set");
+  detail::require_aligned(grads, "grad_norm_clip: grads");
+  sum_squares_kernel<T><<<kNormBlocks, kNormThreads, 0, stream>>>(scratch, grads, n);
+  XF_CUDA_CHECK_LAUNCH();
+  finish_kernel<<<1, kNormBlocks, 0, stream>>>(scalars, scratch, max_norm, scaling);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void grad_accumulate(T* acc, const T* g, std::size_t n, cudaStream_t stream) {
+  if (n % kPack<T> != 0)
+    XF_THROW(InvalidArgument, "grad_accumulate: n = " + std::to_string(n) +
+                                  " must be a multiple of " + std::to_string(kPack<T>));
+  detail::require_aligned(acc, "grad_accumulate: acc");
+  detail::require_aligned(g, "grad_accumulate: g");
+  const std::size_t packs = n / kPack<T>;
+  if (packs == 0) return;
+  accumulate_kernel<T><<<unsigned((packs + 255) / 256), 256, 0, stream>>>(acc, g, packs);
+  XF_CUDA_CHECK_LAUNCH();
 }
 
 #define XF_INSTANTIATE(T)                                                              \
