@@ -7,6 +7,7 @@
 
 #include "copy_kernels.hpp"
 #include "pattern.hpp"
+#include "test_host.hpp"
 #include "transfer_math.hpp"
 #include "xfbench/error.hpp"
 
@@ -208,4 +209,17 @@ TEST(TransferExpected, InputsStaySmallAndExact) {
     for (std::size_t j = 0; j < 8; ++j) differ += input_value(0, j) != input_value(r, j);
     EXPECT_GT(differ, 0);
   }
+}
+
+// Pageable copies measure the host's memcpy (they repeat within 6-9% only): the default suite
+// leaves them out, a filter selects them. Listing needs no GPU.
+TEST(MemcpySuite, PageableCopiesNeedAFilter) {
+  const xftest::HostResult def = xftest::run_host("--benchmark_list_tests");
+  ASSERT_EQ(def.code, 0) << def.err;
+  EXPECT_NE(def.out.find("Memcpy/h2d/pinned/ce/bytes:268435456"), std::string::npos) << def.out;
+  EXPECT_EQ(def.out.find("/pageable/"), std::string::npos) << def.out;
+  const xftest::HostResult filtered =
+      xftest::run_host("--benchmark_list_tests --benchmark_filter=Memcpy/d2h/pageable/ce/");
+  EXPECT_NE(filtered.out.find("Memcpy/d2h/pageable/ce/bytes:268435456"), std::string::npos)
+      << filtered.out;
 }
