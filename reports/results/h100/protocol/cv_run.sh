@@ -7,6 +7,7 @@
 set -euo pipefail
 family=$1 out=$2
 shift 2
-names=$(build/device/bin/xfbench --benchmark_list_tests 2>/dev/null | grep "^$family/" | paste -sd '|')
-build/device/bin/xfbench --benchmark_filter="^($names)\$" --benchmark_repetitions=5 \
+bin=${XF_BIN:-build/device/bin}
+names=$("$bin"/xfbench --benchmark_list_tests 2>/dev/null | grep "^$family/" | paste -sd '|')
+"$bin"/xfbench --benchmark_filter="^($names)\$" --benchmark_repetitions=5 \
   --xfbench_validate=false --benchmark_out="$out" --benchmark_out_format=json "$@"
