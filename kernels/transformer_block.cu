@@ -5,8 +5,10 @@
 
 #include <map>
 
+#include "kernels/activation.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/relative_position.hpp"
 #include "kernels/softmax.hpp"
 #include "xfbench/error.hpp"
 
@@ -86,11 +88,32 @@ BlockConfig gpt2_block(int hidden, int heads, int inner) {
   return c;
 }
 
+BlockConfig t5_block(int d_model, int heads, int d_kv, int d_ff, bool decoder, bool gated) {
+  BlockConfig c;
+  c.name = decoder ? "T5Decoder" : "T5Encoder";
+  c.hidden = d_model, c.heads = heads, c.head_size = d_kv, c.intermediate = d_ff;
+  c.placement = NormPlacement::pre;
+  c.norm = NormKind::rmsnorm;
+  c.eps = 1e-6f;
+  c.activation = gated ? Activation::gelu_tanh : Activation::relu;  // "gated-gelu" is gelu_new
+  c.gated_ffn = gated;
+  c.ffn_dropout = true;
+  c.linear_bias = false;
+  c.scale_scores = false;
+  c.relative_bias = true;
+  c.causal = decoder;
+  c.cross_attention = decoder;
+  return c;
+}
+
 namespace {
 // Bias gradients (column sums over tokens) up to this width run as bias_backward on the side
 // stream; the QKV projection's 3·hidden above it uses cuBLASLt's bias-gradient epilogue.
 constexpr int kMaxBiasGradWidth = 8192;  // bias_backward's widest row (dropout.hpp)
-bool qkv_bias_by_epilogue(const BlockConfig& c) { return 3 * c.hidden > kMaxBiasGradWidth; }
+bool qkv_bias_by_epilogue(const BlockConfig& c) {
+  return 3 * c.attention_width() > kMaxBiasGradWidth;
+}
+bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 }  // namespace
 
 void check_block_config(const BlockConfig& c, BlockPart part) {
@@ -99,23 +122,28 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
     bad("precision must be fp16 or bf16");
   if (c.hidden <= 0 || c.heads <= 0 || c.intermediate <= 0 || c.batch <= 0 || c.seq <= 0)
     bad("sizes must be positive");
-  if (c.hidden % c.heads != 0) bad("hidden is not divisible by heads");
+  if (c.head_size < 0) bad("head size must be positive (0: hidden / heads)");
+  if (c.head_size == 0 && c.hidden % c.heads != 0) bad("hidden is not divisible by heads");
   if (c.head_dim() % 8 != 0)
     bad("head dim " + std::to_string(c.head_dim()) + " is not a multiple of 8");
   if (c.hidden % 8 != 0 || c.intermediate % 8 != 0)
     bad("hidden and intermediate must be multiples of 8");
   if (c.hidden > kMaxNormWidth)
     bad("hidden above " + std::to_string(kMaxNormWidth) + " (LayerNorm width)");
-  if (c.intermediate > kMaxBiasGradWidth)
+  if (c.linear_bias && c.intermediate > kMaxBiasGradWidth)
     bad("intermediate above " + std::to_string(kMaxBiasGradWidth) + " (bias-gradient width)");
   if (c.attention_dropout < 0.f || c.attention_dropout >= 1.f || c.residual_dropout < 0.f ||
       c.residual_dropout >= 1.f)
     bad("dropout must be in [0, 1)");
-  if (c.norm != NormKind::layernorm || c.activation == Activation::relu || !c.linear_bias ||
-      !c.scale_scores || c.gated_ffn || c.ffn_dropout != 0.f || c.relative_bias ||
-      c.cross_attention)
-    bad("RMSNorm, ReLU or gated FFNs, FFN dropout, linears without bias, unscaled scores, "
-        "relative-position bias and cross-attention are not implemented yet");
+  // T5's parts come together: RMSNorm means a pre-norm block without linear biases (the fused
+  // kernels of each kind assume as much), and only such a block takes the rest of T5.
+  if (t5_like(c) && (c.placement != NormPlacement::pre || c.linear_bias))
+    bad("RMSNorm is implemented for pre-norm blocks without linear biases (T5)");
+  if (!t5_like(c) && (!c.linear_bias || c.activation == Activation::relu || c.gated_ffn ||
+                      c.ffn_dropout || c.relative_bias || c.cross_attention))
+    bad("linears without biases, ReLU or gated FFNs, FFN dropout, the relative position bias "
+        "and cross-attention come with the T5 block (RMSNorm, pre-norm): t5_block()");
+  if (c.gated_ffn && c.activation == Activation::relu) bad("a gated FFN takes a GELU");
   if (c.placement == NormPlacement::pre && part != BlockPart::layer)
     bad(std::string("part ") + to_string(part) + " is of a post-LN block (BERT's breakdown)");
   if (c.backend == AttentionBackend::unfused && (c.seq % 8 != 0 || c.seq > kMaxSoftmaxWidth)) {
@@ -133,28 +161,39 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
 }
 
 double block_forward_flops(const BlockConfig& c, BlockPart part) {
-  const double T = c.tokens(), h = c.hidden, I = c.intermediate;
-  const double attention = 8 * T * h * h + 4.0 * c.batch * double(c.seq) * c.seq * h;
+  const double T = c.tokens(), h = c.hidden, I = c.intermediate, A = c.attention_width();
+  const double attention = 8 * T * h * A + 4.0 * c.batch * double(c.seq) * c.seq * A;
+  const double ffn = (c.gated_ffn ? 6 : 4) * T * h * I;
   switch (part) {
     case BlockPart::dense:
     case BlockPart::dense_gelu:
       return 2 * T * h * I;
     case BlockPart::ffn:
-      return 4 * T * h * I;
+      return ffn;
     case BlockPart::attention:
       return attention;
     case BlockPart::layer:
-      return attention + 4 * T * h * I;
+      return (c.cross_attention ? 2 : 1) * attention + ffn;
   }
   return 0;
 }
 
 namespace {
 
-// Dropout sites of a step: independent Philox streams.
-enum Site : std::uint64_t { kAttentionProbs, kAttentionOut, kFfnOut, kSites };
+// Dropout sites of a step: independent Philox streams (T5 adds the cross-attention's two and the
+// one inside its FFN).
+enum Site : std::uint64_t {
+  kAttentionProbs,
+  kAttentionOut,
+  kFfnOut,
+  kCrossProbs,
+  kCrossOut,
+  kFfnInner,
+  kSites
+};
 Dropout site(const BlockConfig& c, std::uint64_t step, Site s) {
-  return Dropout{s == kAttentionProbs ? c.attention_dropout : c.residual_dropout, c.dropout_seed,
+  const bool probs = s == kAttentionProbs || s == kCrossProbs;
+  return Dropout{probs ? c.attention_dropout : c.residual_dropout, c.dropout_seed,
                  step * kSites + s};
 }
 
@@ -176,14 +215,24 @@ struct TransformerBlock::Impl {
   };
   std::map<std::string, Tensor> tensors;
   std::size_t bytes = 0, owned_bytes = 0;
-  std::unique_ptr<UnfusedAttention> unfused;
-  std::unique_ptr<CudnnAttention> fused;
-  std::unique_ptr<FlashAttention> flash;
-  AttentionDesc attn;
+  // An attention core on one backend: the self-attention, and T5's decoder cross-attention
+  // (its buffers named with the suffix "_cross").
+  struct Core {
+    AttentionDesc desc;
+    std::string suffix;
+    std::unique_ptr<UnfusedAttention> unfused;
+    std::unique_ptr<CudnnAttention> fused;
+    std::unique_ptr<FlashAttention> flash;
+  };
+  Core self_attn, cross_attn;
+  std::unique_ptr<RelativePositionBias> rel;  // T5's position bias from its table
   // GEMM plans (cached process-wide by gemm_plan).
   Gemm *qkv = nullptr, *proj = nullptr, *up = nullptr, *down = nullptr;
   Gemm *d_down_w = nullptr, *d_down_x = nullptr, *d_up_w = nullptr, *d_up_x = nullptr;
   Gemm *d_proj_w = nullptr, *d_proj_x = nullptr, *d_qkv_w = nullptr, *d_qkv_x = nullptr;
+  Gemm *q_cross = nullptr, *kv_cross = nullptr;  // the cross-attention's (proj as above)
+  Gemm *d_q_cross_w = nullptr, *d_q_cross_x = nullptr, *d_kv_cross_w = nullptr,
+       *d_kv_cross_x = nullptr;
 
   Impl(const BlockConfig& config, BlockPart p, const TensorPlacement& pl)
       : c(config), part(p), place(pl), elem(2) {}
@@ -195,6 +244,7 @@ struct TransformerBlock::Impl {
   }
 
   bool pre() const { return c.placement == NormPlacement::pre; }
+  bool rms() const { return c.norm == NormKind::rmsnorm; }
   Gelu gelu() const { return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf; }
 
   // The caller's placement, else a cudaMalloc of this block's own.
@@ -270,40 +320,78 @@ struct TransformerBlock::Impl {
     XF_CUDA_CHECK(cudaStreamWaitEvent(main, e, 0));
   }
 
-  void make_attention(bool train);
+  void make_attention(Core& core, const AttentionDesc& desc, const std::string& suffix, bool train);
+  std::string n(const Core& core, const char* name) const { return name + core.suffix; }
+  void* t(const Core& core, const char* name) const { return t(n(core, name).c_str()); }
 };
 
-// The attention core's description, backend and its saved state.
-void TransformerBlock::Impl::make_attention(bool train) {
-  attn = self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(), QkvLayout::bshd);
-  attn.dropout = c.attention_dropout;
-  attn.causal = c.causal;
+// An attention core's backend and its saved state.
+void TransformerBlock::Impl::make_attention(Core& core, const AttentionDesc& desc,
+                                            const std::string& suffix, bool train) {
+  core.desc = desc;
+  core.suffix = suffix;
   if (c.backend == AttentionBackend::unfused) {
-    unfused = std::make_unique<UnfusedAttention>(attn, train);
+    core.unfused = std::make_unique<UnfusedAttention>(desc, train);
     // The scores become the probabilities in place (forward only with dropout: the scores stay,
     // nothing keeps P); the second buffer holds their dropout, and is the backward's scratch.
-    alloc("probs", unfused->probs_elements(), elem, TensorRole::saved);
+    alloc(n(core, "probs"), core.unfused->probs_elements(), elem, TensorRole::saved);
     // dV reads the dropped probabilities: saved when a backward follows.
     if (train || c.attention_dropout > 0.f)
-      alloc("probs_work", unfused->probs_elements(), elem,
+      alloc(n(core, "probs_work"), core.unfused->probs_elements(), elem,
             train ? TensorRole::saved : TensorRole::scratch);
   } else if (c.backend == AttentionBackend::flash) {
-    flash = std::make_unique<FlashAttention>(attn);
-    if (train && !flash->has_backward())  // a fact of the backend, not of this shape
-      XF_THROW(Unsupported,
-               c.name + ": xfbench's flash attention backward " +
-                   (flash->uses_wgmma() ? "does not take this mask here" : "needs a Hopper GPU"));
+    core.flash = std::make_unique<FlashAttention>(desc);
+    if (train && !core.flash->has_backward())  // a fact of the backend, not of this shape
+      XF_THROW(Unsupported, c.name + ": xfbench's flash attention backward " +
+                                (core.flash->uses_wgmma() ? "does not take this mask here"
+                                                          : "needs a Hopper GPU"));
     if (train) {
-      alloc("stats", flash->stats_elements(), 4, TensorRole::saved);
-      alloc("attn_delta", flash->stats_elements(), 4, TensorRole::scratch);
-      alloc("attn_keep", std::max<std::size_t>(flash->keep_bytes(), 16), 1, TensorRole::saved);
+      alloc(n(core, "stats"), core.flash->stats_elements(), 4, TensorRole::saved);
+      alloc(n(core, "attn_delta"), core.flash->scratch_elements(), 4, TensorRole::scratch);
+      // The bias gradient summed along each diagonal (all T5's bucketed table needs).
+      if (desc.bias_grad)
+        alloc(n(core, "dbias_diagonals"), core.flash->bias_grad_elements(), 4, TensorRole::scratch);
+      alloc(n(core, "attn_keep"), std::max<std::size_t>(core.flash->keep_bytes(), 16), 1,
+            TensorRole::saved);
     }
   } else {
-    fused = std::make_unique<CudnnAttention>(attn, train);
-    if (train) alloc("stats", fused->stats_elements(), 4, TensorRole::saved);
-    alloc("attn_ws", std::max<std::size_t>(fused->workspace_bytes(), 16), 1, TensorRole::scratch);
+    core.fused = std::make_unique<CudnnAttention>(desc, train);
+    if (train) alloc(n(core, "stats"), core.fused->stats_elements(), 4, TensorRole::saved);
+    alloc(n(core, "attn_ws"), std::max<std::size_t>(core.fused->workspace_bytes(), 16), 1,
+          TensorRole::scratch);
   }
 }
+
+namespace {
+
+// The self-attention on the packed QKV projection; T5: unscaled, with the relative position bias
+// (and its gradient when training).
+AttentionDesc self_attention(const BlockConfig& c, bool train) {
+  AttentionDesc d =
+      self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(), QkvLayout::bshd);
+  d.dropout = c.attention_dropout;
+  d.causal = c.causal;
+  d.scale = c.scale_scores ? 0.f : 1.f;
+  d.bias = c.relative_bias;
+  d.bias_grad = c.relative_bias && train;
+  return d;
+}
+
+// T5's cross-attention: queries [T, A] from the decoder stream, keys and values packed [T, 2A]
+// from the encoder states (as [B, S, 2, NH, HD]); no mask, no bias.
+AttentionDesc cross_attention(const BlockConfig& c) {
+  AttentionDesc d;
+  d.precision = c.precision;
+  d.B = c.batch, d.NH = c.heads, d.Sq = d.Sk = c.seq, d.HD = c.head_dim();
+  const std::int64_t A = c.attention_width(), S = c.seq;
+  d.q = d.o = {S * A, d.HD, A};
+  d.k = d.v = {S * 2 * A, d.HD, 2 * A};
+  d.dropout = c.attention_dropout;
+  d.scale = c.scale_scores ? 0.f : 1.f;
+  return d;
+}
+
+}  // namespace
 
 TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
                                    const TensorPlacement& place)
@@ -311,7 +399,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   check_block_config(config, part);
   Impl& m = *impl_;
   const BlockConfig& c = m.c;
-  const std::int64_t T = c.tokens(), H = c.hidden, I = c.intermediate;
+  const std::int64_t T = c.tokens(), H = c.hidden, I = c.intermediate, A = c.attention_width();
   const bool whole =  // a part with an output [T, H] and a backward
       part == BlockPart::layer || part == BlockPart::ffn || part == BlockPart::attention;
   // Forward only (no_grad): no gradients, and nothing saved for a backward.
@@ -321,61 +409,107 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
     m.alloc(name, n, m.elem, TensorRole::parameter);
     if (train) m.alloc(std::string("d") + name, n, m.elem, TensorRole::gradient);
   };
-  auto stats = [&](const char* mean, const char* rstd) {
-    m.alloc(mean, T, 4, saved), m.alloc(rstd, T, 4, saved);
+  auto linear_bias = [&](const char* name, std::size_t n) {  // T5 has none
+    if (c.linear_bias) param(name, n);
+  };
+  auto norm = [&](const std::string& which) {  // weight (and bias) of norm `which`; T5: RMSNorm
+    param(("ln" + which + "_w").c_str(), H);
+    if (!m.rms()) param(("ln" + which + "_b").c_str(), H);
+  };
+  auto stats = [&](const std::string& which) {  // the norm's saved statistics (RMSNorm: rstd)
+    if (!m.rms()) m.alloc("mean" + which, T, 4, saved);
+    m.alloc("rstd" + which, T, 4, saved);
   };
   m.alloc("x", T * H, m.elem, TensorRole::input);
   if (train) m.alloc("dx", T * H, m.elem, TensorRole::input_grad);
   if (has_attention(part)) {
-    param("wqkv", 3 * H * H), param("bqkv", 3 * H), param("wo", H * H), param("bo", H);
-    param("ln1_w", H), param("ln1_b", H);
+    param("wqkv", 3 * A * H), linear_bias("bqkv", 3 * A), param("wo", H * A), linear_bias("bo", H);
+    norm("1");
+    if (c.relative_bias) {  // built from the table each step; its gradient scattered back
+      m.rel = std::make_unique<RelativePositionBias>(c.heads, c.seq, c.seq, !c.causal);
+      param("rel_bias", m.rel->table_elements());
+      m.alloc("position_bias", m.rel->bias_elements(), m.elem, saved);
+      if (train && c.backend != AttentionBackend::flash) {  // flash sums along diagonals
+        m.alloc("dposition_bias", m.rel->bias_elements(), m.elem, scratch);
+        m.alloc("rel_scratch", m.rel->scratch_bytes(), 1, scratch);
+      }
+    }
     // post: h1 = LN1(z1), z1 saved; pre: norm1 = LN1(x) feeds the attention, h1 is the residual.
     if (m.pre()) m.alloc("norm1", T * H, m.elem, saved);
     if (train && !m.pre()) m.alloc("z1", T * H, m.elem, saved);
-    if (train) stats("mean1", "rstd1");
-    m.alloc("qkv", T * 3 * H, m.elem, saved), m.alloc("ctx", T * H, m.elem, saved);
+    if (train) stats("1");
+    m.alloc("qkv", T * 3 * A, m.elem, saved), m.alloc("ctx", T * A, m.elem, saved);
     m.alloc("proj", T * H, m.elem, scratch);
     m.alloc("h1", T * H, m.elem, saved);
-    m.make_attention(train);
-    m.qkv = m.plan(T, 3 * H, H, false, true, Epilogue::bias);
-    m.proj = m.plan(T, H, H, false, true, Epilogue::none);
+    m.make_attention(m.self_attn, self_attention(c, train), "", train);
+    m.qkv = m.plan(T, 3 * A, H, false, true, c.linear_bias ? Epilogue::bias : Epilogue::none);
+    m.proj = m.plan(T, H, A, false, true, Epilogue::none);
     if (train) {
-      m.alloc("dqkv", T * 3 * H, m.elem, scratch), m.alloc("dctx", T * H, m.elem, scratch),
+      m.alloc("dqkv", T * 3 * A, m.elem, scratch), m.alloc("dctx", T * A, m.elem, scratch),
           m.alloc("dproj", T * H, m.elem, scratch);
-      m.d_qkv_w = m.plan(3 * H, H, T, true, false,
-                         qkv_bias_by_epilogue(c) ? Epilogue::bgrad_a : Epilogue::none, true);
-      m.d_qkv_x = m.plan(T, H, 3 * H, false, false, Epilogue::none);
-      m.d_proj_w = m.plan(H, H, T, true, false, Epilogue::none, true);
-      m.d_proj_x = m.plan(T, H, H, false, false, Epilogue::none);
+      const bool epilogue = c.linear_bias && qkv_bias_by_epilogue(c);
+      m.d_qkv_w =
+          m.plan(3 * A, H, T, true, false, epilogue ? Epilogue::bgrad_a : Epilogue::none, true);
+      m.d_qkv_x = m.plan(T, H, 3 * A, false, false, Epilogue::none);
+      m.d_proj_w = m.plan(H, A, T, true, false, Epilogue::none, true);
+      m.d_proj_x = m.plan(T, A, H, false, false, Epilogue::none);
+    }
+    if (c.cross_attention) {  // T5's decoder (a pre-norm block runs whole)
+      m.alloc("enc", T * H, m.elem, TensorRole::input);
+      if (train) m.alloc("denc", T * H, m.elem, TensorRole::input_grad);
+      param("wq_cross", A * H), param("wkv_cross", 2 * A * H), param("wo_cross", H * A);
+      norm("_cross");
+      m.alloc("norm_cross", T * H, m.elem, saved);
+      if (train) stats("_cross");
+      m.alloc("q_cross", T * A, m.elem, saved), m.alloc("kv_cross", T * 2 * A, m.elem, saved);
+      m.alloc("ctx_cross", T * A, m.elem, saved), m.alloc("proj_cross", T * H, m.elem, scratch);
+      m.alloc("h2", T * H, m.elem, saved);
+      m.make_attention(m.cross_attn, cross_attention(c), "_cross", train);
+      m.q_cross = m.plan(T, A, H, false, true, Epilogue::none);
+      m.kv_cross = m.plan(T, 2 * A, H, false, true, Epilogue::none);
+      if (train) {
+        for (const char* g : {"dq_cross", "dctx_cross"}) m.alloc(g, T * A, m.elem, scratch);
+        m.alloc("dkv_cross", T * 2 * A, m.elem, scratch);
+        m.alloc("dproj_cross", T * H, m.elem, scratch), m.alloc("dh2", T * H, m.elem, scratch);
+        m.d_q_cross_w = m.plan(A, H, T, true, false, Epilogue::none, true);
+        m.d_q_cross_x = m.plan(T, H, A, false, false, Epilogue::none);
+        m.d_kv_cross_w = m.plan(2 * A, H, T, true, false, Epilogue::none, true);
+        m.d_kv_cross_x = m.plan(T, H, 2 * A, false, false, Epilogue::none);
+      }
     }
   }
   if (has_ffn(part)) {
-    param("wi", I * H), param("bi", I);
+    const std::int64_t U = c.gated_ffn ? 2 * I : I;  // the up projection's width
+    param("wi", U * H), linear_bias("bi", I);
     // "pre": the dense part's output (with bias), else h1·Wiᵀ without bias (cuBLASLt's bias
     // epilogue slows this GEMM by up to 20% at 32k tokens; the GELU kernel adds it for free), kept
-    // for the GELU backward. Without a backward, GELU runs in place on "act".
+    // for the GELU backward. Without a backward, GELU runs in place on "act". T5's ReLU needs no
+    // "pre" (its backward reads the output alone); the gated GELU's [T, 2I] feeds "act" [T, I].
     const bool dense_only = part == BlockPart::dense;
-    if (dense_only || train) m.alloc("pre", T * I, m.elem, dense_only ? TensorRole::output : saved);
+    const bool relu = c.activation == Activation::relu;
+    if (dense_only || (train && !relu) || c.gated_ffn)
+      m.alloc("pre", T * U, m.elem, dense_only ? TensorRole::output : train ? saved : scratch);
     if (!dense_only)
       m.alloc("act", T * I, m.elem, part == BlockPart::dense_gelu ? TensorRole::output : saved);
-    m.up = m.plan(T, I, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
+    m.up = m.plan(T, U, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
     if (part == BlockPart::layer || part == BlockPart::ffn) {
-      param("wout", H * I), param("bout", H), param("ln2_w", H), param("ln2_b", H);
+      param("wout", H * I), linear_bias("bout", H), norm("2");
       // post: out = LN2(z2), z2 saved; pre: norm2 = LN2(h1) feeds the FFN.
       if (m.pre()) m.alloc("norm2", T * H, m.elem, saved);
       if (train && !m.pre()) m.alloc("z2", T * H, m.elem, saved);
-      if (train) stats("mean2", "rstd2");
+      if (train) stats("2");
       m.alloc("o2", T * H, m.elem, scratch);
       m.down = m.plan(T, H, I, false, true, Epilogue::none);
       if (train) {
         m.alloc("dh1", T * H, m.elem, scratch), m.alloc("do2", T * H, m.elem, scratch),
             m.alloc("dact", T * I, m.elem, scratch);
+        if (c.gated_ffn) m.alloc("dpre", T * U, m.elem, scratch);
         // pre: the gradient of norm2, later of norm1 (one buffer: the first is spent by then).
         if (m.pre()) m.alloc("dnorm", T * H, m.elem, scratch);
         m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);
         m.d_down_x = m.plan(T, I, H, false, false, Epilogue::none);
-        m.d_up_w = m.plan(I, H, T, true, false, Epilogue::none, true);
-        m.d_up_x = m.plan(T, H, I, false, false, Epilogue::none);
+        m.d_up_w = m.plan(U, H, T, true, false, Epilogue::none, true);
+        m.d_up_x = m.plan(T, H, U, false, false, Epilogue::none);
       }
     }
   }
@@ -383,10 +517,10 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (train) m.alloc("dout", T * H, m.elem, TensorRole::output_grad);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
-  if (train)  // the side stream's column sums (bias gradients) run beside the main stream's
+  if (train && c.linear_bias)  // the side stream's column sums (bias gradients) beside the main's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
-                std::min(std::max(3 * c.hidden, c.intermediate), kMaxBiasGradWidth)),
+                std::min(std::max(3 * c.attention_width(), c.intermediate), kMaxBiasGradWidth)),
             1, scratch);
 }
 
@@ -416,8 +550,9 @@ std::vector<std::string> TransformerBlock::tensor_names() const {
 
 std::vector<std::string> TransformerBlock::parameters() const {
   std::vector<std::string> out;
-  for (const char* n : {"wqkv", "bqkv", "wo", "bo", "ln1_w", "ln1_b", "wi", "bi", "wout", "bout",
-                        "ln2_w", "ln2_b"}) {
+  for (const char* n :
+       {"wqkv", "bqkv", "wo", "bo", "ln1_w", "ln1_b", "rel_bias", "wq_cross", "wkv_cross",
+        "wo_cross", "ln_cross_w", "wi", "bi", "wout", "bout", "ln2_w", "ln2_b"}) {
     if (impl_->t(n)) out.push_back(n);
   }
   return out;
@@ -473,58 +608,113 @@ GemmOperands ops(const void* a, const void* b, void* c, const void* bias = nullp
   return o;
 }
 
-// The attention sublayer without its bias, dropout, residual and norm: in -> proj = ctx·Woᵀ.
+// An attention core on its backend: o = attention(q, k, v) (+ the score bias when it has one).
+void core_forward(TransformerBlock::Impl& m, const TransformerBlock::Impl::Core& a, void* o,
+                  const void* q, const void* k, const void* v, const void* bias, Dropout drop,
+                  cudaStream_t s) {
+  if (a.unfused) {
+    a.unfused->forward(o, m.t(a, "probs"), m.t(a, "probs_work"), q, k, v, nullptr, bias, drop, s);
+  } else if (a.flash) {
+    a.flash->forward(o, {static_cast<float*>(m.t(a, "stats")), m.t(a, "attn_keep")}, q, k, v,
+                     nullptr, bias, drop, s);
+  } else {
+    a.fused->forward(o, static_cast<float*>(m.t(a, "stats")), q, k, v, nullptr, bias, drop,
+                     m.t(a, "attn_ws"), s);
+  }
+}
+
+// Its backward from do (the gradient of o): dq, dk, dv, and dbias when the core learns its bias.
+void core_backward(TransformerBlock::Impl& m, const TransformerBlock::Impl::Core& a, void* dq,
+                   void* dk, void* dv, void* dbias, const void* dout, const void* o, const void* q,
+                   const void* k, const void* v, const void* bias, Dropout drop, cudaStream_t s) {
+  if (a.unfused) {
+    a.unfused->backward(dq, dk, dv, dbias, m.t(a, "probs_work"), dout, m.t(a, "probs"), q, k, v,
+                        drop, s);
+  } else if (a.flash) {  // its bias gradient: sums along the diagonals ("dbias_diagonals")
+    a.flash->backward(dq, dk, dv, static_cast<float*>(m.t(a, "dbias_diagonals")),
+                      static_cast<float*>(m.t(a, "attn_delta")), dout, o,
+                      {static_cast<float*>(m.t(a, "stats")), m.t(a, "attn_keep")}, q, k, v, bias,
+                      drop, s);
+  } else {
+    a.fused->backward(dq, dk, dv, dbias, dout, o, static_cast<float*>(m.t(a, "stats")), q, k, v,
+                      nullptr, bias, drop, m.t(a, "attn_ws"), s);
+  }
+}
+
+// Q, K, V inside the packed self-attention projection [T, 3A] (or its gradient).
+void* qkv_part(const TransformerBlock::Impl& m, void* qkv, int which) {
+  return m.offset(qkv, qkv_offset(QkvLayout::bshd, which, m.c.heads, m.c.head_dim()));
+}
+
+// The attention sublayer without its bias, dropout, residual and norm: in -> proj = ctx·Woᵀ
+// (T5: the relative position bias is built from its table first).
 template <class T>
 void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                        const void* in) {
-  const BlockConfig& c = m.c;
   m.run(m.qkv, s, ops(in, m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
+  if (m.rel) m.rel->forward<T>(m.at<T>("position_bias"), m.at<T>("rel_bias"), s);
   void* qkv = m.t("qkv");
-  const void* q = m.offset(qkv, qkv_offset(QkvLayout::bshd, 0, c.heads, c.head_dim()));
-  const void* k = m.offset(qkv, qkv_offset(QkvLayout::bshd, 1, c.heads, c.head_dim()));
-  const void* v = m.offset(qkv, qkv_offset(QkvLayout::bshd, 2, c.heads, c.head_dim()));
-  const Dropout probs_drop = site(c, step, kAttentionProbs);
-  if (m.unfused) {
-    m.unfused->forward(m.t("ctx"), m.t("probs"), m.t("probs_work"), q, k, v, nullptr, nullptr,
-                       probs_drop, s);
-  } else if (m.flash) {
-    m.flash->forward(m.t("ctx"), {m.at<float>("stats"), m.t("attn_keep")}, q, k, v, nullptr,
-                     probs_drop, s);
-  } else {
-    m.fused->forward(m.t("ctx"), m.at<float>("stats"), q, k, v, nullptr, nullptr, probs_drop,
-                     m.t("attn_ws"), s);
-  }
+  core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
+               qkv_part(m, qkv, 2), m.t("position_bias"), site(m.c, step, kAttentionProbs), s);
   m.run(m.proj, s, ops(m.t("ctx"), m.t("wo"), m.t("proj")));
 }
 
-// The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
-// dense and dense_gelu parts stop at "pre" and "act").
+// T5's cross-attention without dropout, residual and norm: in (the decoder stream), enc ->
+// proj_cross = ctx_cross·Wo_crossᵀ.
 template <class T>
-void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
+void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                             const void* in) {
+  m.run(m.q_cross, s, ops(in, m.t("wq_cross"), m.t("q_cross")));
+  m.run(m.kv_cross, s, ops(m.t("enc"), m.t("wkv_cross"), m.t("kv_cross")));
+  void* kv = m.t("kv_cross");
+  core_forward(m, m.cross_attn, m.t("ctx_cross"), m.t("q_cross"), kv,
+               m.offset(kv, m.c.attention_width()), nullptr, site(m.c, step, kCrossProbs), s);
+  m.run(m.proj, s, ops(m.t("ctx_cross"), m.t("wo_cross"), m.t("proj_cross")));
+}
+
+// The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
+// dense and dense_gelu parts stop at "pre" and "act"). T5: act = dropout(relu(pre)) in place, or
+// dropout(gelu(pre_gate)·pre_linear).
+template <class T>
+void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in) {
   const BlockConfig& c = m.c;
+  const int N = c.tokens(), I = c.intermediate;
   if (m.part == BlockPart::dense) {
     m.run(m.up, s, ops(in, m.t("wi"), m.t("pre"), m.t("bi")));  // the part's output is "pre"
     return;
   }
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
   m.run(m.up, s, ops(in, m.t("wi"), pre));
-  bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), c.tokens(),
-                       c.intermediate, m.gelu(), s);
+  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  if (c.gated_ffn)
+    gated_gelu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gelu(), inner, s);
+  else if (c.activation == Activation::relu)
+    relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
+  else
+    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
   if (m.part == BlockPart::dense_gelu) return;
   m.run(m.down, s, ops(m.t("act"), m.t("wout"), m.t("o2")));
 }
 
-// Post-LN: out = LN(dropout(x + xbias) + residual), the sum saved as z for the backward.
+// out = Norm(dropout(x + xbias) + residual), the sum saved as z (post-LN's z, pre-LN's residual
+// stream), with norm `which`'s parameters and statistics; T5: RMSNorm, no xbias.
 template <class T>
 void residual_norm_forward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop, void* out,
                            const char* z, const char* x, const char* xbias, const void* residual,
-                           int which) {
-  const std::string n = std::to_string(which);
+                           const std::string& which) {
+  const BlockConfig& c = m.c;
+  float* rstd = m.at<float>(("rstd" + which).c_str());
+  const T* weight = m.at<T>(("ln" + which + "_w").c_str());
+  if (m.rms()) {
+    dropout_residual_rmsnorm_forward<T>(static_cast<T*>(out), m.at<T>(z), rstd, m.at<T>(x),
+                                        static_cast<const T*>(residual), weight, drop, c.tokens(),
+                                        c.hidden, c.eps, s);
+    return;
+  }
   bias_dropout_residual_layernorm_forward<T>(
-      static_cast<T*>(out), m.at<T>(z), m.at<float>(("mean" + n).c_str()),
-      m.at<float>(("rstd" + n).c_str()), m.at<T>(x), m.at<T>(xbias),
-      static_cast<const T*>(residual), m.at<T>(("ln" + n + "_w").c_str()),
-      m.at<T>(("ln" + n + "_b").c_str()), drop, m.c.tokens(), m.c.hidden, m.c.eps, s);
+      static_cast<T*>(out), m.at<T>(z), m.at<float>(("mean" + which).c_str()), rstd, m.at<T>(x),
+      m.at<T>(xbias), static_cast<const T*>(residual), weight,
+      m.at<T>(("ln" + which + "_b").c_str()), drop, c.tokens(), c.hidden, c.eps, s);
 }
 
 template <class T>
@@ -534,28 +724,42 @@ void forward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
   if (has_attention(m.part)) {
     attention_forward<T>(m, s, step, m.t("x"));
     residual_norm_forward<T>(m, s, attention_out, m.t(layer ? "h1" : "out"), "z1", "proj", "bo",
-                             m.t("x"), 1);
+                             m.t("x"), "1");
     if (!layer) return;
   }
   const void* in = layer ? m.t("h1") : m.t("x");
-  ffn_forward<T>(m, s, in);
+  ffn_forward<T>(m, s, step, in);
   if (m.part == BlockPart::layer || m.part == BlockPart::ffn)
-    residual_norm_forward<T>(m, s, ffn_out, m.t("out"), "z2", "o2", "bout", in, 2);
+    residual_norm_forward<T>(m, s, ffn_out, m.t("out"), "z2", "o2", "bout", in, "2");
 }
 
-// Pre-LN (the whole block only): the attention's residual add and LN2 are one kernel.
+// Pre-LN (the whole block only): each sublayer's residual add and the next sublayer's norm are
+// one kernel. T5's decoder puts the cross-attention between the two: h2 = h1 + drop(cross).
 template <class T>
 void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), H = c.hidden;
-  layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
-                       m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
+  if (m.rms())
+    rmsnorm_forward<T>(m.at<T>("norm1"), m.at<float>("rstd1"), m.at<T>("x"), m.at<T>("ln1_w"), N, H,
+                       c.eps, s);
+  else
+    layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
+                         m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
   attention_forward<T>(m, s, step, m.t("norm1"));
-  // h1 = x + dropout(proj + bo); norm2 = LN2(h1)
-  residual_norm_forward<T>(m, s, site(c, step, kAttentionOut), m.t("norm2"), "h1", "proj", "bo",
-                           m.t("x"), 2);
-  ffn_forward<T>(m, s, m.t("norm2"));
-  bias_dropout_residual_forward<T>(m.at<T>("out"), m.at<T>("o2"), m.at<T>("bout"), m.at<T>("h1"),
+  // h1 = x + dropout(proj + bo); the next norm of h1
+  const char* next = c.cross_attention ? "_cross" : "2";
+  residual_norm_forward<T>(m, s, site(c, step, kAttentionOut),
+                           m.t((std::string("norm") + next).c_str()), "h1", "proj", "bo", m.t("x"),
+                           next);
+  const char* h = "h1";
+  if (c.cross_attention) {
+    cross_attention_forward<T>(m, s, step, m.t("norm_cross"));
+    residual_norm_forward<T>(m, s, site(c, step, kCrossOut), m.t("norm2"), "h2", "proj_cross",
+                             nullptr, m.t("h1"), "2");
+    h = "h2";
+  }
+  ffn_forward<T>(m, s, step, m.t("norm2"));
+  bias_dropout_residual_forward<T>(m.at<T>("out"), m.at<T>("o2"), m.at<T>("bout"), m.at<T>(h),
                                    site(c, step, kFfnOut), N, H, s);
 }
 
@@ -570,77 +774,110 @@ void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
 // do2 (the gradient of the FFN's output before its bias) -> din = beta·din + d(in), the FFN's
 // input gradient; weight and bias gradients on the side stream.
 template <class T>
-void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, const void* in, void* din,
-                  float beta) {
+void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
+                  void* din, float beta) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
   m.fork(s);
   m.run(m.d_down_w, m.side, ops(m.t("do2"), m.t("act"), m.t("dwout")));
   m.run(m.d_down_x, s, ops(m.t("do2"), m.t("wout"), m.t("dact")));
-  bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
-                        m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
+  // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
+  const char* dpre = c.gated_ffn ? "dpre" : "dact";
+  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  if (c.gated_ffn)
+    gated_gelu_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gelu(),
+                                   inner, s);
+  else if (c.activation == Activation::relu)
+    relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
+                             inner, s);
+  else
+    bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
+                          m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
   m.fork(s);
   // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
   // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,
   // which runs as a separate, slower kernel: PERF.md).
-  bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>("dact"), N, I, m.side);
-  m.run(m.d_up_w, m.side, ops(m.t("dact"), in, m.t("dwi")));
-  m.run(m.d_up_x, s, ops(m.t("dact"), m.t("wi"), din, nullptr, beta));
+  if (c.linear_bias)
+    bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
+  m.run(m.d_up_w, m.side, ops(m.t(dpre), in, m.t("dwi")));
+  m.run(m.d_up_x, s, ops(m.t(dpre), m.t("wi"), din, nullptr, beta));
 }
 
-// dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in).
+// dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in); T5:
+// the relative bias table's gradient from the score bias's.
 template <class T>
 void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                         const void* in, void* din, float beta) {
   const BlockConfig& c = m.c;
-  const int N = c.tokens(), H = c.hidden;
+  const int N = c.tokens();
   m.fork(s);
   m.run(m.d_proj_w, m.side, ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
   m.run(m.d_proj_x, s, ops(m.t("dproj"), m.t("wo"), m.t("dctx")));
   void* qkv = m.t("qkv");
   void* dqkv = m.t("dqkv");
-  auto part_of = [&](void* base, int which) {
-    return m.offset(base, qkv_offset(QkvLayout::bshd, which, c.heads, c.head_dim()));
-  };
-  const Dropout probs_drop = site(c, step, kAttentionProbs);
-  if (m.unfused) {
-    m.unfused->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2), m.t("probs_work"),
-                        m.t("dctx"), m.t("probs"), part_of(qkv, 0), part_of(qkv, 1),
-                        part_of(qkv, 2), probs_drop, s);
-  } else if (m.flash) {
-    m.flash->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2),
-                      m.at<float>("attn_delta"), m.t("dctx"), m.t("ctx"),
-                      {m.at<float>("stats"), m.t("attn_keep")}, part_of(qkv, 0), part_of(qkv, 1),
-                      part_of(qkv, 2), probs_drop, s);
-  } else {
-    m.fused->backward(part_of(dqkv, 0), part_of(dqkv, 1), part_of(dqkv, 2), m.t("dctx"), m.t("ctx"),
-                      m.at<float>("stats"), part_of(qkv, 0), part_of(qkv, 1), part_of(qkv, 2),
-                      nullptr, nullptr, probs_drop, m.t("attn_ws"), s);
-  }
+  core_backward(m, m.self_attn, qkv_part(m, dqkv, 0), qkv_part(m, dqkv, 1), qkv_part(m, dqkv, 2),
+                m.t("dposition_bias"), m.t("dctx"), m.t("ctx"), qkv_part(m, qkv, 0),
+                qkv_part(m, qkv, 1), qkv_part(m, qkv, 2), m.t("position_bias"),
+                site(c, step, kAttentionProbs), s);
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
   m.fork(s);
-  if (qkv_bias_by_epilogue(c))
+  if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
+    m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);
+  else if (m.rel)  // a few MB of bias gradient: beside the weight-gradient GEMM
+    m.rel->backward<T>(m.at<T>("drel_bias"), m.at<T>("dposition_bias"), m.t("rel_scratch"), m.side);
+  if (c.linear_bias && qkv_bias_by_epilogue(c))
     w.bias_grad = m.t("dbqkv");
-  else  // as dbi in ffn_backward
-    bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N, 3 * H,
-                     m.side);
+  else if (c.linear_bias)  // as dbi in ffn_backward
+    bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
+                     3 * c.attention_width(), m.side);
   m.run(m.d_qkv_w, m.side, w);
   m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), din, nullptr, beta));
 }
 
-// Post-LN: the gradient `dout` of out = LN(dropout(x + xbias) + residual) -> dresidual (written),
-// dx, dxbias and the norm's parameter gradients.
+// T5's cross-attention: dproj_cross -> din = d(in) (the decoder stream's) and denc; the weight
+// gradients on the side stream.
+template <class T>
+void cross_attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                              const void* in, void* din) {
+  m.fork(s);
+  m.run(m.d_proj_w, m.side, ops(m.t("dproj_cross"), m.t("ctx_cross"), m.t("dwo_cross")));
+  m.run(m.d_proj_x, s, ops(m.t("dproj_cross"), m.t("wo_cross"), m.t("dctx_cross")));
+  void* kv = m.t("kv_cross");
+  void* dkv = m.t("dkv_cross");
+  const std::int64_t A = m.c.attention_width();
+  core_backward(m, m.cross_attn, m.t("dq_cross"), dkv, m.offset(dkv, A), nullptr, m.t("dctx_cross"),
+                m.t("ctx_cross"), m.t("q_cross"), kv, m.offset(kv, A), nullptr,
+                site(m.c, step, kCrossProbs), s);
+  m.fork(s);
+  m.run(m.d_kv_cross_w, m.side, ops(dkv, m.t("enc"), m.t("dwkv_cross")));
+  m.run(m.d_q_cross_w, m.side, ops(m.t("dq_cross"), in, m.t("dwq_cross")));
+  m.run(m.d_kv_cross_x, s, ops(dkv, m.t("wkv_cross"), m.t("denc")));
+  m.run(m.d_q_cross_x, s, ops(m.t("dq_cross"), m.t("wq_cross"), din));
+}
+
+// The gradient `dout` of out = Norm(dropout(x + xbias) + residual) (z the sum) -> dresidual
+// (written), dx, dxbias and norm `which`'s parameter gradients. dstream: pre-LN's gradient reaching
+// z along the residual stream (null post-LN). T5: RMSNorm, no xbias.
 template <class T>
 void residual_norm_backward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop,
                             void* dresidual, const char* dx, const char* dxbias, const void* dout,
-                            const char* z, int which) {
-  const std::string n = std::to_string(which);
+                            const void* dstream, const char* z, const std::string& which) {
+  const BlockConfig& c = m.c;
+  T* dweight = m.at<T>(("dln" + which + "_w").c_str());
+  const T* weight = m.at<T>(("ln" + which + "_w").c_str());
+  const float* rstd = m.at<float>(("rstd" + which).c_str());
+  if (m.rms()) {
+    dropout_residual_rmsnorm_backward<T>(static_cast<T*>(dresidual), m.at<T>(dx), dweight,
+                                         m.at<float>("scratch"), static_cast<const T*>(dout),
+                                         static_cast<const T*>(dstream), m.at<T>(z), weight, rstd,
+                                         drop, c.tokens(), c.hidden, s);
+    return;
+  }
   bias_dropout_residual_layernorm_backward<T>(
-      static_cast<T*>(dresidual), m.at<T>(dx), m.at<T>(dxbias), m.at<T>(("dln" + n + "_w").c_str()),
-      m.at<T>(("dln" + n + "_b").c_str()), m.at<float>("scratch"), static_cast<const T*>(dout),
-      nullptr, nullptr, m.at<T>(z), m.at<T>(("ln" + n + "_w").c_str()),
-      m.at<float>(("mean" + n).c_str()), m.at<float>(("rstd" + n).c_str()), drop, m.c.tokens(),
-      m.c.hidden, s);
+      static_cast<T*>(dresidual), m.at<T>(dx), m.at<T>(dxbias), dweight,
+      m.at<T>(("dln" + which + "_b").c_str()), m.at<float>("scratch"), static_cast<const T*>(dout),
+      nullptr, static_cast<const T*>(dstream), m.at<T>(z), weight,
+      m.at<float>(("mean" + which).c_str()), rstd, drop, c.tokens(), c.hidden, s);
 }
 
 template <class T>
@@ -648,20 +885,22 @@ void backward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step
   const Dropout attention_out = site(m.c, step, kAttentionOut), ffn_out = site(m.c, step, kFfnOut);
   switch (m.part) {
     case BlockPart::layer:
-      residual_norm_backward<T>(m, s, ffn_out, m.t("dh1"), "do2", "dbout", m.t("dout"), "z2", 2);
-      ffn_backward<T>(m, s, m.t("h1"), m.t("dh1"), 1.f);  // dh1 += dpre·Wi
-      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dh1"), "z1",
-                                1);
+      residual_norm_backward<T>(m, s, ffn_out, m.t("dh1"), "do2", "dbout", m.t("dout"), nullptr,
+                                "z2", "2");
+      ffn_backward<T>(m, s, step, m.t("h1"), m.t("dh1"), 1.f);  // dh1 += dpre·Wi
+      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dh1"), nullptr,
+                                "z1", "1");
       attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);  // dx += dqkv·Wqkv
       break;
     case BlockPart::attention:
-      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dout"), "z1",
-                                1);
+      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dout"),
+                                nullptr, "z1", "1");
       attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
       break;
     case BlockPart::ffn:
-      residual_norm_backward<T>(m, s, ffn_out, m.t("dx"), "do2", "dbout", m.t("dout"), "z2", 2);
-      ffn_backward<T>(m, s, m.t("x"), m.t("dx"), 1.f);
+      residual_norm_backward<T>(m, s, ffn_out, m.t("dx"), "do2", "dbout", m.t("dout"), nullptr,
+                                "z2", "2");
+      ffn_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
       break;
     default:
       XF_THROW(InvalidArgument, m.c.name + " part " + to_string(m.part) + " has no backward");
@@ -673,20 +912,32 @@ void backward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
   const BlockConfig& c = m.c;
   const int N = c.tokens(), H = c.hidden;
   float* scratch = m.at<float>("scratch");
-  // out = h1 + dropout(o2 + bout): do2 and dbout; dout also flows to h1 along the residual.
+  // out = h + dropout(o2 + bout): do2 and dbout; dout also flows to h along the residual.
   dropout_bias_backward<T>(m.at<T>("do2"), m.at<T>("dbout"), scratch, m.at<T>("dout"),
                            site(c, step, kFfnOut), N, H, s);
-  ffn_backward<T>(m, s, m.t("norm2"), m.t("dnorm"), 0.f);
-  // norm2 = LN2(h1), h1 = x + dropout(proj + bo): dh1 = dLN2(dnorm) + dout, dproj, dbo.
-  bias_dropout_residual_layernorm_backward<T>(
-      m.at<T>("dh1"), m.at<T>("dproj"), m.at<T>("dbo"), m.at<T>("dln2_w"), m.at<T>("dln2_b"),
-      scratch, m.at<T>("dnorm"), nullptr, m.at<T>("dout"), m.at<T>("h1"), m.at<T>("ln2_w"),
-      m.at<float>("mean2"), m.at<float>("rstd2"), site(c, step, kAttentionOut), N, H, s);
+  ffn_backward<T>(m, s, step, m.t("norm2"), m.t("dnorm"), 0.f);
+  // norm2 = N2(h), h = h_prev + dropout(proj + bo): dh = dN2(dnorm) + dout, and the gradient of
+  // the sublayer's output. T5's decoder: h = h2, the cross-attention's.
+  if (c.cross_attention) {
+    residual_norm_backward<T>(m, s, site(c, step, kCrossOut), m.t("dh2"), "dproj_cross", nullptr,
+                              m.t("dnorm"), m.t("dout"), "h2", "2");
+    cross_attention_backward<T>(m, s, step, m.t("norm_cross"), m.t("dnorm"));
+    // norm_cross = N_cross(h1), h1 = x + dropout(proj): dh1 = dN_cross(dnorm) + dh2, dproj.
+    residual_norm_backward<T>(m, s, site(c, step, kAttentionOut), m.t("dh1"), "dproj", nullptr,
+                              m.t("dnorm"), m.t("dh2"), "h1", "_cross");
+  } else {
+    residual_norm_backward<T>(m, s, site(c, step, kAttentionOut), m.t("dh1"), "dproj", "dbo",
+                              m.t("dnorm"), m.t("dout"), "h1", "2");
+  }
   attention_backward<T>(m, s, step, m.t("norm1"), m.t("dnorm"), 0.f);
-  // norm1 = LN1(x): dx = dLN1(dnorm) + dh1 (x reaches h1 along the residual).
-  layernorm_backward<T>(m.at<T>("dx"), m.at<T>("dln1_w"), m.at<T>("dln1_b"), scratch,
-                        m.at<T>("dnorm"), m.at<T>("dh1"), m.at<T>("x"), m.at<T>("ln1_w"),
-                        m.at<float>("mean1"), m.at<float>("rstd1"), N, H, s);
+  // norm1 = N1(x): dx = dN1(dnorm) + dh1 (x reaches h1 along the residual).
+  if (m.rms())
+    rmsnorm_backward<T>(m.at<T>("dx"), m.at<T>("dln1_w"), scratch, m.at<T>("dnorm"), m.at<T>("dh1"),
+                        m.at<T>("x"), m.at<T>("ln1_w"), m.at<float>("rstd1"), N, H, s);
+  else
+    layernorm_backward<T>(m.at<T>("dx"), m.at<T>("dln1_w"), m.at<T>("dln1_b"), scratch,
+                          m.at<T>("dnorm"), m.at<T>("dh1"), m.at<T>("x"), m.at<T>("ln1_w"),
+                          m.at<float>("mean1"), m.at<float>("rstd1"), N, H, s);
 }
 
 template <class T>

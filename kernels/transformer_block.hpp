@@ -1,15 +1,24 @@
-// A transformer block (one layer of BERT, GPT-2, and later T5 and the training step's models)
-// forward and backward on the kernels of this folder. Two sublayers, attention and FFN, each with a
-// residual connection and a LayerNorm, placed after the residual add (post, BERT) or before the
-// sublayer (pre, GPT-2):
+// A transformer block (one layer of BERT, GPT-2, T5 and the training step's models) forward and
+// backward on the kernels of this folder. Two sublayers, attention and FFN, each with a residual
+// connection and a LayerNorm, placed after the residual add (post, BERT) or before the sublayer
+// (pre, GPT-2, T5); T5's decoder has a cross-attention sublayer between them:
 //
 //   post (HF BertLayer)                          pre (HF GPT2Block)
 //   h1  = LN1(x + drop(attn(x)))                 h1  = x + drop(attn(LN1(x)))
 //   out = LN2(h1 + drop(ffn(h1)))                out = h1 + drop(ffn(LN2(h1)))
 //
+//   T5Block (RMSNorm N, no biases; the decoder's cross-attention sublayer in brackets)
+//   h1  = x + drop(attn(N1(x)))        [h2 = h1 + drop(cross(N_cross(h1), enc))]
+//   out = h + drop(ffn(N2(h)))         h: h2 in the decoder, else h1
+//
 //   attn(a) = (attention(a·Wqkvᵀ + bqkv))·Woᵀ + bo   unfused (eager), cuDNN SDPA or xfbench's
-//                                                     flash attention; causal for GPT-2
-//   ffn(a)  = gelu(a·Wiᵀ + bi)·Woutᵀ + bout           GELU erf (BERT) or tanh (GPT-2)
+//                                                     flash attention; causal for GPT-2 and T5's
+//                                                     decoder; T5: scores unscaled, plus the
+//                                                     relative position bias built from its table
+//   cross(a, enc)                                     queries a·Wq_crossᵀ, keys and values
+//                                                     enc·Wkv_crossᵀ, no mask, no position bias
+//   ffn(a)  = act(a·Wiᵀ + bi)·Woutᵀ + bout            GELU erf (BERT) or tanh (GPT-2); T5: ReLU or
+//                                                     the gated GELU, dropout after it
 //
 // Kernels: cuBLASLt GEMMs; bias + dropout + residual + LayerNorm fused forward and backward (pre:
 // the attention's residual add and LN2 are one kernel); GELU with the bias fused in; Philox
@@ -60,16 +69,17 @@ struct BlockConfig {
   float residual_dropout = 0.1f;
   // The Philox seed of this block's masks: each layer of a model takes its own.
   std::uint64_t dropout_seed = 0x5eed;
-  // What T5 needs, not implemented yet (check_block_config rejects other values): RMSNorm without
-  // bias (norm), linears without biases, scores without the 1/sqrt(head dim) scale, a ReLU or gated
-  // FFN, dropout inside the FFN, a relative-position bias added to the scores, and the decoder's
-  // cross-attention sublayer.
+  // T5 (t5_block): RMSNorm without bias (norm; pre-norm blocks without linear biases only),
+  // linears without biases, scores without the 1/sqrt(head dim) scale, a ReLU or gated-GELU FFN
+  // with dropout after its activation (p = residual_dropout), the relative position bias added to
+  // the self-attention scores, and the decoder's cross-attention sublayer on the encoder states.
   bool linear_bias = true;
   bool scale_scores = true;
-  bool gated_ffn = false;
-  float ffn_dropout = 0.f;
-  bool relative_bias = false;
+  bool gated_ffn = false;  // act = gelu(a·wi_0ᵀ) · (a·wi_1ᵀ): "wi" is [wi_0; wi_1], [2I, hidden]
+  bool ffn_dropout = false;
+  bool relative_bias = false;  // learned table "rel_bias" [32 buckets, heads], max distance 128
   bool cross_attention = false;
+  int head_size = 0;  // 0: hidden / heads; T5's d_kv (t5-3b: 32 heads of 128 over hidden 1024)
 
   // The run.
   int batch = 1, seq = 128;
@@ -80,7 +90,8 @@ struct BlockConfig {
   bool backward = true;
 
   int tokens() const { return batch * seq; }
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_size ? head_size : hidden / heads; }
+  int attention_width() const { return heads * head_dim(); }  // hidden, or T5's inner_dim
   void set_dropout(float p) { attention_dropout = residual_dropout = p; }
   std::string describe() const;
 };
@@ -90,15 +101,22 @@ BlockConfig bert_block(int hidden, int heads, int intermediate);
 // HF GPT2Block: pre-LN, causal self-attention, tanh GELU ("gelu_new"), eps 1e-5
 // (gpt2-medium: 1024, 16, 4096).
 BlockConfig gpt2_block(int hidden, int heads, int inner);
+// HF T5Block as the first block of a stack (has_relative_attention_bias): pre-RMSNorm (eps 1e-6)
+// without biases anywhere, unscaled scores, the relative position bias (bidirectional buckets in
+// the encoder; causal self-attention and buckets in the decoder, which adds cross-attention),
+// ReLU FFN or T5 v1.1's gated GELU (tanh form), dropout 0.1 everywhere HF has it (t5-large:
+// 1024, 16, 64, 4096).
+BlockConfig t5_block(int d_model, int heads, int d_kv, int d_ff, bool decoder, bool gated);
 
 // Throws InvalidArgument when the configuration cannot be built (hidden not divisible by heads,
-// widths the kernels cannot take, T5 features not implemented yet) and Unsupported when the
+// widths the kernels cannot take, T5 features outside a T5 block) and Unsupported when the
 // backend cannot run it here.
 void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer);
 
 // The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
-// the full s² attention even when causal; dense and dense_gelu 2·T·h·I; ffn 4·T·h·I; attention
-// 8bsh² + 4bs²h. Backward is twice forward.
+// the full s² attention even when causal; dense and dense_gelu 2·T·h·I; ffn 4·T·h·I (6·T·h·I
+// gated); attention 8bsh² + 4bs²h (8bshA + 4bs²A for an attention width A != h), counted twice
+// with cross-attention (T5's decoder). Backward is twice forward.
 double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer);
 
 // What a block tensor is to a caller placing it (TensorPlacement).
@@ -151,6 +169,8 @@ class TransformerBlock {
   // Named device tensors (for validation and tests): "x", "out", "dout", "dx", and parameters
   // "wqkv","bqkv","wo","bo","ln1_w","ln1_b","wi","bi","wout","bout","ln2_w","ln2_b" (ln1 is the
   // attention sublayer's norm, ln2 the FFN's, in either placement), with gradients as "d<name>".
+  // T5 has no biases; its relative bias table is "rel_bias"; its decoder reads the encoder states
+  // "enc" (gradient "denc") through "wq_cross","wkv_cross","wo_cross" after "ln_cross_w".
   // Returns nullptr for a tensor the part does not have.
   void* tensor(const std::string& name) const;
   std::size_t elements(const std::string& name) const;

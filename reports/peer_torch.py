@@ -48,7 +48,9 @@ DTYPE_SIZE = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 LAYER_SHAPES = {"BertLayer": [(128, 128), (512, 64)], "GPT2Block": [(1024, 64), (512, 64)],
                 "T5Encoder": [(128, 128), (512, 64)], "T5Decoder": [(128, 128), (512, 64)]}
 SEED_SHAPES = {"BertLayer": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 32, 64, 128)],
-               "GPT2Block": [(s, b) for s in (512, 1024) for b in (2, 4, 8, 16, 32, 64)]}
+               "GPT2Block": [(s, b) for s in (512, 1024) for b in (2, 4, 8, 16, 32, 64)],
+               "T5Encoder": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 32, 64, 128)],
+               "T5Decoder": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 32, 64, 128)]}
 # GPT-2 sizes: name -> (hidden, heads); xfbench appends /model:<name> to all but gpt2-medium.
 GPT2_MODELS = {"gpt2": (768, 12), "gpt2-medium": (1024, 16), "gpt2-large": (1280, 20),
                "gpt2-xl": (1600, 25)}

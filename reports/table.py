@@ -17,7 +17,7 @@ LAYER_FAMILIES = ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder")
 DTYPE_ORDER = ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
 PASS_LABEL = {"fwd": "fwd", "fwdbwd": "fwd+bwd", "bwd": "bwd"}
 # The model a layer family's names mean when they carry no `model:` (xfbench appends it for others).
-DEFAULT_MODEL = {"GPT2Block": "gpt2-medium"}
+DEFAULT_MODEL = {"GPT2Block": "gpt2-medium", "T5Encoder": "t5-large", "T5Decoder": "t5-large"}
 FLAT_METRICS = ["TFLOPS", "GB/s", "busbw", "algbw", "samples/s", "tokens/s", "MFU", "pct_peak",
                 "mem_GB", "latency_us"]
 

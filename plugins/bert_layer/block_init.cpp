@@ -18,13 +18,17 @@ void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream
       p.back() == 'w' ? fill(p, 0.9, 1.1) : fill(p, -0.1, 0.1);
     } else if (p[0] == 'b') {
       fill(p, -0.1, 0.1);
+    } else if (p == "rel_bias") {  // T5's position bias: large enough to move the softmax
+      fill(p, -1.0, 1.0);
     } else {
-      const double fan_in = p == "wout" ? c.intermediate : c.hidden;
+      const bool output = p == "wo" || p == "wo_cross";  // reads the attention width
+      const double fan_in = p == "wout" ? c.intermediate : output ? c.attention_width() : c.hidden;
       const double bound = 1.0 / std::sqrt(fan_in);
       fill(p, -bound, bound);
     }
   }
   fill("x", -1.0, 1.0);
+  fill("enc", -1.0, 1.0);  // T5's decoder: the encoder states
   fill("dout", -1.0, 1.0);
 }
 

@@ -1,5 +1,6 @@
 // Random parameters and inputs for a transformer block: nn.Linear's uniform(±1/sqrt(fan_in))
-// weights, small biases, LayerNorm weights near 1, inputs and output gradients uniform(±1).
+// weights, small biases, LayerNorm weights near 1, inputs (T5's encoder states too) and output
+// gradients uniform(±1), T5's relative bias table uniform(±1).
 #pragma once
 
 #include <cuda_runtime_api.h>

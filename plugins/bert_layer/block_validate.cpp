@@ -48,7 +48,8 @@ std::string model_key(const BlockConfig& c) {
   return c.name + "/" + std::to_string(c.hidden) + "/" + std::to_string(c.heads) + "/" +
          std::to_string(c.intermediate) + "/" + kernels::to_string(c.placement) + "/" +
          std::to_string(int(c.activation)) + "/" + std::to_string(c.causal) + "/" +
-         std::to_string(c.eps) + "/" + kernels::to_string(c.precision);
+         std::to_string(c.eps) + "/" + kernels::to_string(c.precision) + "/" +
+         std::to_string(c.head_dim()) + (c.gated_ffn ? "/gated" : "");
 }
 
 // Validation runs at a fixed small batch and sequence: one per model, precision, backend, part.
@@ -94,8 +95,17 @@ std::string run_validation(const BlockConfig& full, BlockPart part, bool backwar
 
   kernels::ref::Tensors in;
   in["x"] = download(block, "x", t, stream);
+  if (block.tensor("enc")) in["enc"] = download(block, "enc", t, stream);  // T5's decoder
   for (const std::string& p : block.parameters()) in[p] = download(block, p, t, stream);
   if (backward) in["dout"] = download(block, "dout", t, stream);
+  if (backward && c.activation == kernels::Activation::relu) {
+    // The ReLU's mask as the GPU applied it (act > 0 with dropout off): where rounding moved a
+    // pre-activation across 0, its gradient flips between 0 and the full value, which no
+    // tolerance on the weight gradients could tell from a bug (ref::transformer_block).
+    std::vector<double> mask = download(block, "act", t, stream);
+    for (double& m : mask) m = m > 0 ? 1.0 : 0.0;
+    in["relu_mask"] = std::move(mask);
+  }
   const kernels::ref::Tensors ref = reference(c, part, backward, in);
 
   const double scale = t == Dtype::bf16 ? 6.0 : 1.0;
@@ -119,6 +129,7 @@ std::string run_validation(const BlockConfig& full, BlockPart part, bool backwar
   check("out", out_name, tol.out);
   if (backward) {
     check("dx", "dx", tol.dx);
+    if (block.tensor("denc")) check("denc", "denc", tol.dx);
     for (const std::string& p : block.parameters()) {
       const bool matrix = p[0] == 'w';
       check("d" + p, "d" + p, matrix ? tol.weights : tol.vectors);

@@ -47,28 +47,7 @@ TEST(BlockConfigCheck, RejectsWhatCannotBeBuilt) {
   EXPECT_THROW(kernels::check_block_config(c), InvalidArgument);
 }
 
-// The knobs T5 will need have their place in BlockConfig but are rejected until implemented.
-TEST(BlockConfigCheck, T5KnobsAreNotImplementedYet) {
-  auto rejects = [](void (*change)(BlockConfig&)) {
-    BlockConfig c;
-    change(c);
-    try {
-      kernels::check_block_config(c);
-    } catch (const InvalidArgument& e) {
-      return e.message().find("not implemented yet") != std::string::npos;
-    }
-    return false;
-  };
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.norm = kernels::NormKind::rmsnorm; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.activation = kernels::Activation::relu; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.linear_bias = false; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.scale_scores = false; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.gated_ffn = true; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.ffn_dropout = 0.1f; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.relative_bias = true; }));
-  EXPECT_TRUE(rejects([](BlockConfig& c) { c.cross_attention = true; }));
-  EXPECT_FALSE(rejects([](BlockConfig&) {}));
-}
+// T5's knobs outside a T5 block (RMSNorm, pre-norm, no linear biases) are rejected: tests/t5.
 
 class BertGpu
     : public ::testing::TestWithParam<std::tuple<BlockPart, AttentionBackend, kernels::Precision>> {

@@ -182,6 +182,8 @@ def test_gpt2_block_cases_and_seed_shapes():
     assert "BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:2" in bert and len(bert) == 2 * 2 * 7 * 2 + 5
     r = run_cli(SCRIPT, "--list", "--families", "GPT2Block", "--seed-shapes", "--filter", "eager/fp16/fwd/")
     assert r.returncode == 0 and len(r.stdout.split()) == 12
+    t5 = [s.name for s in peer.default_specs(["T5Encoder", "T5Decoder"], seed_shapes=True)]
+    assert len(t5) == 2 * 2 * 7 * 2 and "T5Decoder/torch-eager/fp16/fwdbwd/seq:128/batch:128" in t5
 
 
 def test_gpt2_models_named_as_xfbench():
