@@ -14,7 +14,7 @@
 //   adamw_fused    ONE multi-tensor launch over every segment (a work table of pieces, built once
 //                  by the plan, in device memory).
 //   adamw_unfused  per tensor the chain of torch's single-tensor AdamW (foreach=False, fused=False,
-//                  fp32 parameters), kAdamWUnfusedLaunches launches each:
+//                  fp32 parameters), kAdamWUnfusedLaunches launches each (one less without params):
 //                  g = float(grad)·grad_mult (autocast's fp32 grad after clip_grad_norm_'s mul_),
 //                  p.mul_(1 − lr·wd), m.lerp_(g, 1 − β1), v.mul_(β2), v.addcmul_(g, g, 1 − β2),
 //                  d = v.sqrt(), d.div_(sqrt(bc2)), d.add_(eps), p.addcdiv_(m, d, −lr/bc1),

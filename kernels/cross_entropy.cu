@@ -89,17 +89,28 @@ __global__ __launch_bounds__(kThreads) void cross_entropy_kernel(float* losses, 
       if ((threadIdx.x + k * kThreads) * P + j < V) mx = fmaxf(mx, f[j]);
   }
   mx = block_reduce<true>(mx, smem);
-  float sum = 0.f;
+  // The sum without the target's term as well: 1 − p_t = other / sum without cancellation (in
+  // `sum` the small terms are lost against a target of probability ~1).
+  float sum = 0.f, other = 0.f;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     float f[P];
     if (!pack(k, f)) continue;
+    const int col0 = (threadIdx.x + k * kThreads) * P;
 #pragma unroll
     for (int j = 0; j < P; ++j)
-      if ((threadIdx.x + k * kThreads) * P + j < V) sum += exp_shifted(f[j], mx);
+      if (col0 + j < V) {
+        const float e = exp_shifted(f[j], mx);
+        sum += e;
+        if (col0 + j != target) other += e;
+      }
   }
   sum = block_reduce<false>(sum, smem);
-  if (threadIdx.x == 0) losses[row] = logf(sum) + mx - x_target;
+  other = block_reduce<false>(other, smem);
+  if (threadIdx.x == 0) {  // −log p_t; log1p(other / e_t) where p_t is large
+    const float e_t = exp_shifted(x_target, mx);
+    losses[row] = e_t >= 0.5f ? log1pf(other / e_t) : logf(sum) + mx - x_target;
+  }
   const float scale = grad_scale * (loss_scale ? *loss_scale : 1.f);
   const float p_scale = scale / sum;
 #pragma unroll
@@ -110,7 +121,7 @@ __global__ __launch_bounds__(kThreads) void cross_entropy_kernel(float* losses, 
 #pragma unroll
     for (int j = 0; j < P; ++j) {
       float d = col0 + j < V ? exp_shifted(f[j], mx) * p_scale : 0.f;
-      if (col0 + j == target) d -= scale;
+      if (col0 + j == target) d = -other * p_scale;
       f[j] = d;
     }
     detail::store_pack(x + col0, f);
