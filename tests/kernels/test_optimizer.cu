@@ -184,6 +184,22 @@ TYPED_TEST(Optimizer, AdamWFusedUnfusedAndReference) {
   EXPECT_EQ(read(s.scalars.data()).step, 3);  // the skipped step is not counted
 }
 
+// Gradient accumulation (acc += g, rounded once) and the master copy (exact widening).
+TYPED_TEST(Optimizer, AccumulateAndInitMaster) {
+  using T = TypeParam;
+  const std::size_t n = 4096 + 64;
+  const auto a = random_values<T>(n, -1, 1, 7), g = random_values<T>(n, -1, 1, 8);
+  Dev<T> acc(a), d_g(g);
+  Dev<float> master(n);
+  xk::grad_accumulate<T>(acc.get(), d_g.get(), n, nullptr);
+  xk::adamw_init_master<T>(master.get(), d_g.get(), n, nullptr);
+  std::vector<double> r(n);
+  for (std::size_t i = 0; i < n; ++i) r[i] = a[i] + g[i];
+  EXPECT_TRUE(close("acc", acc.host(), r, {0, unit_roundoff<T>()}));
+  EXPECT_EQ(master.host(), g);
+  EXPECT_THROW(xk::grad_accumulate<T>(acc.get(), d_g.get(), 13, nullptr), xfbench::InvalidArgument);
+}
+
 // fp32 steps may keep no separate model weights: params null updates the master alone.
 TEST(AdamWArgs, Float32WithoutModelCopyAndBadInput) {
   if (!xfbench::gpu_unavailable_reason().empty()) GTEST_SKIP();
