@@ -14,6 +14,7 @@
 #include "block_init.hpp"
 #include "block_validate.hpp"
 #include "kernels/transformer_block.hpp"
+#include "test_gpu.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -23,12 +24,6 @@ using kernels::TensorRole;
 using kernels::TransformerBlock;
 
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
-    select_device(0);                                                                \
-  } while (0)
 
 // Small BERT (post-LN) and GPT-2 (pre-LN) layers on the unfused backend (deterministic, so the
 // comparisons can be exact), dropout on.

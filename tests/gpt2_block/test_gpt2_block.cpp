@@ -10,6 +10,7 @@
 #include "block_init.hpp"
 #include "block_validate.hpp"
 #include "kernels/transformer_block.hpp"
+#include "test_gpu.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -36,12 +37,6 @@ bool flash_causal_backward() {
 bool trainable(AttentionBackend be) {
   return be != AttentionBackend::flash || flash_causal_backward();
 }
-
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
-    select_device(0);                                                                \
-  } while (0)
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "block_init.hpp"
 #include "block_validate.hpp"
 #include "kernels/transformer_block.hpp"
+#include "test_gpu.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -25,12 +26,6 @@ namespace {
 
 constexpr AttentionBackend kBackends[] = {AttentionBackend::unfused, AttentionBackend::fused,
                                           AttentionBackend::flash};
-
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
-    select_device(0);                                                                \
-  } while (0)
 
 // A small T5 (head size 64, so every backend's shape rules hold).
 BlockConfig small_t5(bool decoder, bool gated = false) {

@@ -10,6 +10,7 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/language_model.hpp"
+#include "test_gpu.hpp"
 #include "train_case.hpp"
 #include "train_test_util.hpp"
 #include "train_validate.hpp"
@@ -20,12 +21,6 @@ using namespace xfbench::kernels;
 using Values = LanguageModel::Values;
 
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                               \
-    if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
-    select_device(0);                                                                \
-  } while (0)
 
 double rel_l2(const std::vector<double>& got, const std::vector<double>& ref) {
   double num = 0, den = 0;
