@@ -193,14 +193,14 @@ detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& sa
           d.NH,
           d.Sq,
           d.Sk,
-          d.softmax_scale(),
           d.softmax_scale() * detail::kLog2e,
           DropoutMask(dropout),
           d.padding_mask ? kv_lens : nullptr,
           d.causal,
           saved.lse,
           d.dropout > 0.f ? static_cast<std::uint16_t*>(saved.keep) : nullptr,
-          static_cast<const char*>(bias)};
+          static_cast<const char*>(bias),
+          d.softmax_scale()};
 }
 }  // namespace
 

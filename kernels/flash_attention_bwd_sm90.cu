@@ -13,11 +13,12 @@
 // (rows are queries, as in the forward, so the mask's Philox groups are the forward's), and the
 // products over queries read P and dS back transposed from shared memory.
 //
-// With a score bias (T5) both block kinds read its tiles beside their own (P is recomputed from
-// s·scale + bias), and the bias gradient, dS summed over the batch, is returned as its sums along
-// each diagonal j − i (all that T5's bucketed table needs, without an [NH, Sq, Sk] write): each
-// dK/dV block sums its staged dS tiles along their diagonals while the dK/dV products run, and a
-// last small kernel adds the blocks' sums in a fixed order (no atomics: bitwise reproducible).
+// With a score bias (T5) both block kinds read it (P is recomputed from s·scale + bias: dQ
+// blocks stage its tiles beside K and V, dK/dV blocks load it into registers), and the bias
+// gradient, dS summed over the batch, is returned as its sums along each diagonal j − i (all that
+// T5's bucketed table needs, without an [NH, Sq, Sk] write): each dK/dV block sums its staged dS
+// tiles along their diagonals while the dK/dV products run, and a last small kernel adds the
+// blocks' sums in a fixed order (no atomics: bitwise reproducible).
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
@@ -88,19 +89,16 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4
 
 // From S and dP of (query tile, key tile t): pd <- P∘Z·r and ds <- P∘(dP∘Z·r − D) for this
 // thread's rows (row0: its first query row). diagonal: the tile holds the causal diagonal, and the
-// scores of later keys are hidden as in the forward (P = 0, so pd = ds = 0). Bias: sB is the
-// tile's [64][64] bias (rows: the tile's queries).
-template <class T, bool Bias>
+// scores of later keys are hidden as in the forward (P = 0, so pd = ds = 0). Bias:
+// bias_chunk(0, hf, c) gives the thread's bias chunks as add_bias reads them.
+template <class T, bool Bias, class Chunk>
 __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8][4],
                                                 const FlashBwdParams& p, int b, int h, int row0,
-                                                int t, bool diagonal, const std::uint16_t* sB) {
+                                                int t, bool diagonal, Chunk&& bias_chunk) {
   const FlashParams& f = p.f;
   auto& s1 = reinterpret_cast<float(&)[1][8][4]>(s);
   if (diagonal) mask_tile(s1, f, b, row0, t);
-  if constexpr (Bias)
-    add_bias<T>(s1, f.scale, [&](int, int hf, int c) {
-      return bias_chunk(sB, threadIdx.x / 32 * 16 + hf * 8 + threadIdx.x % 32 / 4, c);
-    });
+  if constexpr (Bias) add_bias<T>(s1, f.scale, bias_chunk);
   const float scale_log2 = Bias ? kLog2e : f.scale_log2;
   float lse[2], delta[2];
 #pragma unroll
@@ -172,42 +170,79 @@ __device__ __forceinline__ int key_of_row(int c) {
 // A dK/dV block's sums of dS along the diagonals d = key − query, over its query tiles. In a
 // 64 × 64 tile, wrapped diagonal w holds the elements (r, (r + w) mod 64): those with key >= query
 // lie on d = n0 − 64·i + w (query tile i, key tile from n0), the others on the same diagonal of
-// query tile i + 1, so a thread owns w, carries the second part to the next tile and emits one sum
-// per tile: out[64·i + w] is diagonal n0 − 64·i + w (i = 0 ... Sq / 64; blocks skipping query
-// tiles under a causal mask leave theirs unwritten). Warp v sums w = 16·v ... + 15, lanes l and
-// l + 16 the rows 0–31 and 32–63 (distinct banks for the two row halves, see add_tile).
+// query tile i + 1, so each part goes into its own sum and the second is carried to the next
+// tile. Per tile the block writes one row of kDiagRow sums (rows i = 0 ... Sq / 64; blocks that
+// skip query tiles under a causal mask leave theirs unwritten): row[w] is diagonal n0 − 64·i + w,
+// and row[64 + v] a second part of w = 16·v − 1 (mod 64), see below.
+//
+// dS is read as staged for the dK product (keys in key_order, so a 4-byte word holds the two
+// consecutive keys 2m, 2m + 1), 16 words a thread: thread (warp v, lane l) takes the pair
+// u = 8v + l % 8 and the rows 16·(l / 8) ... + 15. In an even row the pair's word holds diagonals
+// 2u and 2u + 1, in an odd row 2u − 1 and 2u, so 2u + 1 is completed by the odd rows of pair
+// u + 1: the lane beside it, except for the last pair of a warp, whose odd-row part goes to
+// row[64 + v] of the next warp's. The four row quarters of a pair are added by shuffles.
 struct DiagonalSums {
-  float carry = 0.f;
+  float carry[3] = {};  // next tile's parts of diagonals 2u, 2u + 1, and 2u − 1 (odd rows)
 
-  // dS staged in sdS (rows: queries; columns: keys in key_order, swizzled), query tile i.
   template <class T>
   __device__ __forceinline__ void add_tile(const std::uint16_t* sdS, float* out) {
-    const int lane = threadIdx.x % 32, half = lane / 16, w = 16 * (threadIdx.x / 32) + lane % 16;
-    const int first_key = w + 32 * half;  // of row 32·half (mod 64); row 32·half + r: + r
-    const T* rows = reinterpret_cast<const T*>(sdS) + 32 * half * kHD;
-    float same = 0.f, next = 0.f;  // this tile's diagonal, the next tile's
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, quarter = lane / 8;
+    const int u = 8 * warp + lane % 8;
+    // Rows s < same_rows of the quarter have key >= query for the pair's words (both keys of a
+    // word wrap together), except the odd rows' 2u − 1 at u = 0 (diagonal −1: always below).
+    const int same_rows = 64 - 2 * u - 16 * quarter;
+    const char* rows = reinterpret_cast<const char*>(sdS) + 16 * quarter * kHD * 2;
+    // Sums of diagonals 2u, 2u + 1 (even rows), 2u − 1 (odd rows): all, and the key >= query part.
+    float all[3] = {}, same[3] = {};
 #pragma unroll
-    for (int r = 0; r < 32; ++r) {
-      // Key k at column key_order(k), its 16-byte chunk XOR-swizzled by the row (r % 8 for both
-      // halves). A warp's 32 reads of a row step are 32 consecutive keys of two rows 32 apart:
-      // distinct 4-byte words of distinct banks (or the same word).
-      const int key = (first_key + r) & 63;
-      const int col = (((key >> 1) & 7) ^ (r & 7)) << 3 | (key >> 4) << 1 | (key & 1);
-      const float x = to_float(rows[r * kHD + col]);
-      if (first_key + r < 64)
-        same += x;
-      else
-        next += x;
+    for (int j = 0; j < 8; ++j) {
+      // Rows 2j and 2j + 1 both read keys 16·quarter + 2j + 2u (mod 64) and the one after (the
+      // odd row: the one before), i.e. key pair kp; its 4-byte word in a row is 4·nt + q for key
+      // 16q + 2nt, the chunk nt XOR-swizzled by the row (row % 8 = s % 8).
+      const int kp = (8 * quarter + u + j) & 31;
+      const int word = (kp & 7) << 2 | kp >> 3;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int s = 2 * j + e;
+        const std::uint32_t bits =
+            *reinterpret_cast<const std::uint32_t*>(rows + s * kHD * 2 + (word ^ (s & 7) << 2) * 4);
+        float x[2];
+        unpack2<T>(x, bits);
+        const int lo = e == 0 ? 0 : 2, hi = e == 0 ? 1 : 0;  // even: 2u, 2u + 1; odd: 2u − 1, 2u
+        all[lo] += x[0];
+        all[hi] += x[1];
+        if (s < same_rows) same[lo] += x[0], same[hi] += x[1];
+      }
     }
-    same += __shfl_down_sync(0xffffffffu, same, 16);
-    next += __shfl_down_sync(0xffffffffu, next, 16);
-    if (half == 0) out[w] = same + carry;
-    carry = next;
+    if (u == 0) same[2] = 0.f;
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+#pragma unroll
+      for (int m = 8; m <= 16; m *= 2) {
+        all[k] += __shfl_xor_sync(0xffffffffu, all[k], m);
+        same[k] += __shfl_xor_sync(0xffffffffu, same[k], m);
+      }
+    // Diagonal 2u + 1's odd rows from pair u + 1 (the lane beside; none for a warp's last).
+    const int beside = (lane & ~7) | ((lane + 1) & 7);
+    const float all_next = __shfl_sync(0xffffffffu, all[2], beside);
+    const float same_next = __shfl_sync(0xffffffffu, same[2], beside);
+    if (lane % 8 != 7) all[1] += all_next, same[1] += same_next;
+    if (lane < 8) {
+      out[2 * u] = same[0] + carry[0];
+      out[2 * u + 1] = same[1] + carry[1];
+      if (lane == 0) out[kTile + warp] = same[2] + carry[2];
+#pragma unroll
+      for (int k = 0; k < 3; ++k) carry[k] = all[k] - same[k];
+    }
   }
-  // After the last query tile: the diagonals below it (out at 64·(Sq / 64)).
+  // After the last query tile: the parts below it (the row at Sq / 64).
   __device__ __forceinline__ void finish(float* out) const {
-    const int lane = threadIdx.x % 32;
-    if (lane < 16) out[16 * (threadIdx.x / 32) + lane] = carry;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, u = 8 * warp + lane % 8;
+    if (lane < 8) {
+      out[2 * u] = carry[0];
+      out[2 * u + 1] = carry[1];
+      if (lane == 0) out[kTile + warp] = carry[2];
+    }
   }
 };
 #endif
@@ -235,16 +270,32 @@ __device__ __forceinline__ void load_bias(std::uint16_t* tile, const FlashParams
                                 f.Sk, kTile);
 }
 
+// This thread's bias chunks (as add_bias reads them: rows row0 and row0 + 8, keys
+// key0 + 16·(lane % 4) ... + 15) of head h, straight from global memory (L2: the batch shares it).
+__device__ __forceinline__ void load_bias_fragment(int4 (&chunks)[2][2], const FlashParams& f,
+                                                   int h, int row0, int key0) {
+  const char* row =
+      f.bias + ((std::int64_t(h) * f.Sq + row0) * f.Sk + key0 + 16 * (threadIdx.x % 4)) * 2;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+    for (int c = 0; c < 2; ++c)
+      chunks[hf][c] =
+          *reinterpret_cast<const int4*>(row + (8 * hf * std::int64_t(f.Sk) + 8 * c) * 2);
+}
+
 // dK and dV of keys 64·kv_block ... of head (b, h). Causal: query tiles before the key tile see
-// none of its keys and are skipped. A bias tile has one stage, loaded for the next query tile
-// once this tile's probabilities are computed (the dK/dV products still to run hide it).
+// none of its keys and are skipped. The bias comes from global memory straight into registers,
+// its loads issued before the S and dP products: these blocks use all 64 KB of their shared
+// memory, and a staged bias tile (72 KB) measured 12% slower at T5-large s512 b64 (1.11 vs
+// 0.97 ms, the loads then issued after the products; the L1 left beside three such blocks is
+// smaller, and the kernel spills).
 template <class T, bool Causal, BiasMode Bias>
 __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h, int kv_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
   auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
   auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
-  std::uint16_t* sB = sdS + 5 * kTileElems;
   const FlashParams& f = p.f;
   const int n0 = kv_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -254,13 +305,12 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     cp_async_commit();
   };
   load_k_v(sK, sV, p, b, h, n0);
-  if constexpr (Bias != BiasMode::none) load_bias(sB, f, h, first * kTile, n0);
   load_queries(first, 0);
   DiagonalSums diagonals;
   float* const partial =  // this block's diagonal sums
       Bias == BiasMode::grad
           ? p.dbias_partial +
-                ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kTile
+                ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kDiagRow
           : nullptr;
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
@@ -271,19 +321,18 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     __syncthreads();  // tiles visible to wgmma; sP and sdS of tile i - 1 consumed
     if (i + 1 < tiles) load_queries(i + 1, buf ^ 1);
 
+    int4 bias[2][2];  // in flight during the S and dP products
+    if constexpr (Bias != BiasMode::none)
+      load_bias_fragment(bias, f, h, i * kTile + warp * 16 + lane / 4, n0);
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
     probs_and_grads<T, Bias != BiasMode::none>(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4,
-                                               kv_block, Causal && i == kv_block, sB);
+                                               kv_block, Causal && i == kv_block,
+                                               [&](int, int hf, int c) { return bias[hf][c]; });
     stage_rows<T>(sP, s, 1.f, [](int r) { return r; });
     stage_rows<T>(sdS, dp, 1.f, [](int r) { return r; });
     fence_proxy_async();
-    __syncthreads();  // sP, sdS visible; sB consumed
-    if constexpr (Bias != BiasMode::none)
-      if (i + 1 < tiles) {
-        load_bias(sB, f, h, (i + 1) * kTile, n0);
-        cp_async_commit();
-      }
+    __syncthreads();
 
     // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major.
     const std::uint64_t dp_desc = wgmma_desc(sP, 8192, 1024), ds_desc = wgmma_desc(sdS, 8192, 1024);
@@ -297,10 +346,10 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     for (int kk = 0; kk < 4; ++kk)
       wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
     wgmma_commit();
-    if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial + i * kTile);
+    if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial + i * kDiagRow);
     wgmma_wait();
   }
-  if constexpr (Bias == BiasMode::grad) diagonals.finish(partial + tiles * kTile);
+  if constexpr (Bias == BiasMode::grad) diagonals.finish(partial + tiles * kDiagRow);
   // Shared key row c is key n0 + key_of_row(c): stage in key order, then write.
   __syncthreads();
   stage_rows<T>(sP, dk, f.scale, [](int c) { return key_of_row(c); });
@@ -341,8 +390,9 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 
     float s[8][4], dp[8][4];
     scores_and_dp<T>(s, dp, sQ, sdO, sK(buf), sV(buf));
-    probs_and_grads<T, Bias != BiasMode::none>(s, dp, p, b, h, m0 + warp * 16 + lane / 4, j,
-                                               Causal && j == q_block, sB(buf));
+    probs_and_grads<T, Bias != BiasMode::none>(
+        s, dp, p, b, h, m0 + warp * 16 + lane / 4, j, Causal && j == q_block,
+        [&](int, int hf, int c) { return bias_chunk(sB(buf), warp * 16 + hf * 8 + lane / 4, c); });
     std::uint32_t da[4][1][4];
     pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
 
@@ -366,8 +416,8 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 // block does T − j query tiles (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so
 // BlockOrder's ranks pair them by work, heaviest first: 2n is key tile n and 2n + 1 query tile
 // T − 1 − n, both T − n tiles. Three blocks per SM (168 registers, a few spilled) beat two
-// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). A bias adds a tile
-// to each kind (72 KB of shared memory a block: still three per SM).
+// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ
+// blocks stage its tiles in the two tiles they leave free, so the shared memory stays 64 KB.
 template <class T, bool Causal, BiasMode Bias>
 __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
     backward_kernel(FlashBwdParams p, BlockOrder order) {
@@ -392,8 +442,7 @@ __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
 
 template <class T, bool Causal, BiasMode Bias>
 void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
-  // dK/dV blocks' tiles (dQ blocks use 6, 8 with a bias)
-  constexpr std::size_t smem = (Bias == BiasMode::none ? 8 : 9) * kTileElems * 2;
+  constexpr std::size_t smem = 8 * kTileElems * 2;  // dK/dV blocks' tiles (dQ: 6, 8 with a bias)
   static const bool ready = [] {
     XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal, Bias>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -406,10 +455,10 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
   backward_kernel<T, Causal, Bias><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }
 
-// The bias gradient's diagonal sums from the dK/dV blocks' partial sums: the 64 diagonals
-// d = 64·c + x (x = threadIdx.x) of head blockIdx.y, c = blockIdx.x − Sq / 64. Block (b, key tile
-// jt) holds diagonal d in row i = jt − c of its sums; threadIdx.y takes the batch items b ≡ y mod
-// kSumSlices, and the slices are added in order.
+// The bias gradient's diagonal sums from the dK/dV blocks' partial sums (DiagonalSums): the 64
+// diagonals d = 64·c + x (x = threadIdx.x) of head blockIdx.y, c = blockIdx.x − Sq / 64. Block
+// (b, key tile jt) holds diagonal d in row i = jt − c of its sums (x = 16·v − 1: with row[64 + v]);
+// threadIdx.y takes the batch items b ≡ y mod kSumSlices, and the slices are added in order.
 constexpr int kSumSlices = 4;
 
 __global__ void __launch_bounds__(kTile* kSumSlices) diagonal_sums_kernel(FlashBwdParams p, int B) {
@@ -418,11 +467,15 @@ __global__ void __launch_bounds__(kTile* kSumSlices) diagonal_sums_kernel(FlashB
   const int rows = f.Sq / kTile + 1, key_tiles = f.Sk / kTile, c = int(blockIdx.x) - f.Sq / kTile;
   float sum = 0.f;
   for (int b = y; b < B; b += kSumSlices) {
-    const float* block = p.dbias_partial + (std::int64_t(b) * f.NH + h) * key_tiles * rows * kTile;
+    const float* block =
+        p.dbias_partial + (std::int64_t(b) * f.NH + h) * key_tiles * rows * kDiagRow;
     for (int jt = 0; jt < key_tiles; ++jt) {
       const int i = jt - c;
-      if (i >= (f.causal ? jt : 0) && i < rows)  // causal: rows before jt were skipped (zero)
-        sum += block[(std::int64_t(jt) * rows + i) * kTile + x];
+      if (i >= (f.causal ? jt : 0) && i < rows) {  // causal: rows before jt were skipped (zero)
+        const float* row = block + (std::int64_t(jt) * rows + i) * kDiagRow;
+        sum += row[x];
+        if (x % 16 == 15) sum += row[kTile + (x + 1) / 16 % 4];
+      }
     }
   }
   __shared__ float slices[kSumSlices][kTile];

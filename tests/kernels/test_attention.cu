@@ -574,7 +574,7 @@ TEST(Attention, FlashRejectsWhatItCannotRun) {
   // come exactly with desc.bias (checked before any launch).
   const xk::FlashAttention biased(with([](auto& e) { e.bias = true; }));
   EXPECT_EQ(biased.bias_grad_elements(), 4u * (128 + 128 - 1));
-  EXPECT_EQ(biased.scratch_elements(), 2u * 4 * 128 + 2u * 4 * 2 * 3 * 64);
+  EXPECT_EQ(biased.scratch_elements(), 2u * 4 * 128 + 2u * 4 * 2 * 3 * 68);
   EXPECT_EQ(xk::FlashAttention(d).scratch_elements(), 2u * 4 * 128);
   EXPECT_EQ(xk::FlashAttention(d).bias_grad_elements(), 0u);
   alignas(16) static char tensor[16];  // never read: the checks come first

@@ -13,3 +13,12 @@ cd reports && python3 peer_torch.py --families T5Encoder,T5Decoder --filter 'seq
 # unfused / eager: encoder 2.70 / 2.29, decoder 2.72 / 2.30. Targets (>= 400 / 380 encoder fwd /
 # fwd+bwd, >= 360 / 340 decoder) met by fused and flash. The rest of the seeds' table (seq 128 and
 # 512, batch 2..128) was not measured: the session's device time was spent.
+#
+# Flash bias in registers (fbf2004, restored): 2026-11-25, stripped copies of the build without it
+# (build/cmp/base, main 967433b) and with it (build/cmp/new), one device call, alternating:
+build/cmp/new/bin/test_kernels --gtest_filter='*Flash*:*Attention*'   # 23 passed
+build/cmp/new/bin/test_t5                                              # 32 passed
+F='^(T5(Encoder|Decoder)/flash/fp16/fwd(bwd)?/seq:512/batch:64|BertLayer/flash/fp16/fwdbwd/seq:(512/batch:64|128/batch:128)|GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64)/'
+for r in 1 2; do for v in base new; do build/cmp/$v/bin/xfbench --benchmark_filter="$F" --benchmark_out=flash_bias_${v}_$r.json --benchmark_out_format=json; done; done
+# T5 fwd+bwd +1.0-1.6% with the bias gradient in registers, no change without a bias
+# (kernels/PERF_attention.md has the table).
