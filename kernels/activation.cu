@@ -3,6 +3,7 @@
 #include "kernels/activation.hpp"
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
+#include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 
 namespace xfbench::kernels {
 namespace {
@@ -149,6 +150,7 @@ void gated_gelu_dropout_backward(T* dpre, const T* dact, const T* pre, int N, in
                                                cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

@@ -3,7 +3,8 @@
 //   ReLU        act = dropout(relu(pre))                          t5-small ... t5-11b
 //   gated GELU  act = dropout(gelu(pre_gate) · pre_linear)        T5 v1.1 ("gated-gelu": tanh form)
 // For the gated form `pre` is the [N, 2C] product x·[wi_0; wi_1]ᵀ of one GEMM: columns [0, C) are
-// the gate's input, [C, 2C) the linear part. Storage T = __half or __nv_bfloat16, math fp32; C % 8
+// the gate's input, [C, 2C) the linear part. Storage T = __half, __nv_bfloat16 or float, math fp32;
+// C % 8
 // == 0, pointers 16-byte aligned. Dropout masks are Philox's over the element index of act [N, C]
 // (philox.hpp); dropout.p = 0 turns dropout off.
 #pragma once

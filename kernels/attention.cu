@@ -6,10 +6,11 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/attention.hpp"
-#include "kernels/detail/vec.cuh"
+#include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage
 #include "kernels/softmax.hpp"
 #include "xfbench/error.hpp"
 
@@ -48,9 +49,12 @@ double attention_core_flops(const AttentionDesc& d) {
   return 4.0 * d.B * d.NH * double(d.Sq) * d.Sk * d.HD;
 }
 
-void check_attention_desc(const AttentionDesc& d) {
-  if (d.precision != Precision::fp16 && d.precision != Precision::bf16)
-    XF_THROW(InvalidArgument, "attention: precision must be fp16 or bf16");
+namespace {
+bool fp32_storage(const AttentionDesc& d) {
+  return d.precision == Precision::fp32 || d.precision == Precision::tf32;
+}
+// Everything check_attention_desc checks but the precision.
+void check_attention_shape(const AttentionDesc& d) {
   if (d.B < 1 || d.NH < 1 || d.Sq < 1 || d.Sk < 1 || d.HD < 1 || d.HD % 8 != 0)
     XF_THROW(InvalidArgument, "attention: bad shape (HD must be a multiple of 8)");
   if (d.causal && d.Sq != d.Sk) XF_THROW(InvalidArgument, "attention: causal needs Sq == Sk");
@@ -58,8 +62,19 @@ void check_attention_desc(const AttentionDesc& d) {
     XF_THROW(InvalidArgument, "attention: dropout must be in [0, 1)");
   if (d.bias_grad && !d.bias) XF_THROW(InvalidArgument, "attention: bias_grad needs a bias");
 }
+}  // namespace
+
+void check_attention_desc(const AttentionDesc& d) {
+  if (d.precision != Precision::fp16 && d.precision != Precision::bf16)
+    XF_THROW(InvalidArgument,
+             "attention: precision must be fp16 or bf16 (fp32 and tf32: the unfused backend only)");
+  check_attention_shape(d);
+}
 
 namespace {
+
+// Bytes of one stored element of Q, K, V, O and the score buffers.
+std::size_t storage_bytes(const AttentionDesc& d) { return fp32_storage(d) ? 4 : 2; }
 
 // One operand of a per-(b, h) product: row pitch and the strides between batch items and heads.
 struct Operand {
@@ -95,7 +110,7 @@ std::int64_t pow2_alignment(std::initializer_list<std::int64_t> element_counts, 
 BatchedProduct make_product(const AttentionDesc& d, bool trans_a, bool trans_b, std::int64_t m,
                             std::int64_t n, std::int64_t k, Operand A, Operand B, Operand C,
                             float alpha) {
-  const std::size_t es = 2;
+  const std::size_t es = storage_bytes(d);
   GemmDesc g;
   g.precision = d.precision;
   g.trans_a = trans_a, g.trans_b = trans_b;
@@ -165,6 +180,17 @@ void sum_over_batch(const AttentionDesc& d, void* dbias, const void* dscores, cu
   XF_CUDA_CHECK_LAUNCH();
 }
 
+// The storage type's instantiation of `f` (a generic lambda taking a T* tag).
+template <class F>
+void dispatch(const AttentionDesc& d, const F& f) {
+  if (d.precision == Precision::fp16)
+    f(static_cast<__half*>(nullptr));
+  else if (d.precision == Precision::bf16)
+    f(static_cast<__nv_bfloat16*>(nullptr));
+  else
+    f(static_cast<float*>(nullptr));
+}
+
 }  // namespace
 
 struct UnfusedAttention::Impl {
@@ -176,7 +202,10 @@ struct UnfusedAttention::Impl {
 
 UnfusedAttention::UnfusedAttention(const AttentionDesc& desc, bool training)
     : impl_(std::make_unique<Impl>()) {
-  check_attention_desc(desc);
+  if (fp32_storage(desc))  // tf32/fp32 steps: this backend alone takes fp32 storage
+    check_attention_shape(desc);
+  else
+    check_attention_desc(desc);
   const AttentionDesc& d = impl_->d = desc;
   impl_->training = training;
   const float scale = d.softmax_scale();
@@ -212,15 +241,16 @@ void UnfusedAttention::forward(void* o, void* probs, void* work, const void* q, 
   if ((d.padding_mask && !mask) || (d.bias && !bias) || !o || !probs || !q || !k || !v ||
       (d.dropout > 0.f && !work))
     XF_THROW(InvalidArgument, "attention forward: missing tensor");
-  impl_->scores.run(stream, q, k, probs, 2);
+  const std::size_t es = storage_bytes(d);
+  impl_->scores.run(stream, q, k, probs, es);
   // Without a backward, P itself is needed only when no dropout follows: with dropout the
   // softmax writes only dropout(P), one score-sized write less.
   void* keep = impl_->training || d.dropout == 0.f ? probs : nullptr;
-  if (d.precision == Precision::fp16)
-    softmax_forward<__half>(d, keep, work, probs, mask, bias, dropout, stream);
-  else
-    softmax_forward<__nv_bfloat16>(d, keep, work, probs, mask, bias, dropout, stream);
-  impl_->out.run(stream, d.dropout > 0.f ? work : probs, v, o, 2);
+  dispatch(d, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    softmax_forward<T>(d, keep, work, probs, mask, bias, dropout, stream);
+  });
+  impl_->out.run(stream, d.dropout > 0.f ? work : probs, v, o, es);
 }
 
 void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* work, const void* dout,
@@ -238,21 +268,18 @@ void UnfusedAttention::backward(void* dq, void* dk, void* dv, void* dbias, void*
   if (!impl_->training) XF_THROW(InvalidArgument, "attention backward: built without training");
   if (!dq || !dk || !dv || !work || !dout || !probs || !q || !k || !v)
     XF_THROW(InvalidArgument, "attention backward: missing tensor");
-  impl_->dv.run(stream, d.dropout > 0.f ? work : probs, dout, dv, 2);  // before work is reused
-  impl_->dp.run(stream, dout, v, work, 2);
-  if (d.precision == Precision::fp16)
-    softmax_backward<__half>(d, work, probs, dropout, stream);
-  else
-    softmax_backward<__nv_bfloat16>(d, work, probs, dropout, stream);
-  // work holds dS, the gradient of the softmax input (scale · Q·Kᵀ + bias): dbias is its batch sum.
-  if (d.bias_grad) {
-    if (d.precision == Precision::fp16)
-      sum_over_batch<__half>(d, dbias, work, stream);
-    else
-      sum_over_batch<__nv_bfloat16>(d, dbias, work, stream);
-  }
-  impl_->dq.run(stream, work, k, dq, 2);
-  impl_->dk.run(stream, work, q, dk, 2);
+  const std::size_t es = storage_bytes(d);
+  impl_->dv.run(stream, d.dropout > 0.f ? work : probs, dout, dv, es);  // before work is reused
+  impl_->dp.run(stream, dout, v, work, es);
+  dispatch(d, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    softmax_backward<T>(d, work, probs, dropout, stream);
+    // work holds dS, the gradient of the softmax input (scale · Q·Kᵀ + bias): dbias is its
+    // batch sum.
+    if (d.bias_grad) sum_over_batch<T>(d, dbias, work, stream);
+  });
+  impl_->dq.run(stream, work, k, dq, es);
+  impl_->dk.run(stream, work, q, dk, es);
 }
 
 }  // namespace xfbench::kernels

@@ -36,7 +36,9 @@ struct HeadStrides {
 };
 
 struct AttentionDesc {
-  Precision precision = Precision::fp16;  // fp16 or bf16 storage, fp32 softmax/accumulation
+  // fp16 or bf16 storage, fp32 softmax/accumulation; the unfused backend also takes fp32 storage
+  // with tf32 or fp32 products (the fused backends are fp16/bf16 only).
+  Precision precision = Precision::fp16;
   int B = 0, NH = 0, Sq = 0, Sk = 0, HD = 0;
   HeadStrides q, k, v, o;
   float scale = 0.f;          // 0: 1 / sqrt(HD); T5 uses 1

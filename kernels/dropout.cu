@@ -1,5 +1,6 @@
 // Dropout, bias and residual element-wise kernels (see dropout.hpp).
 #include "kernels/detail/elementwise.cuh"
+#include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 #include "kernels/dropout.hpp"
 
 namespace xfbench::kernels {
@@ -124,6 +125,7 @@ void bias_backward(T* dbias, float* scratch, const T* dout, int N, int C, cudaSt
   template void bias_backward<T>(T*, float*, const T*, int, int, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

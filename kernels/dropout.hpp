@@ -1,8 +1,9 @@
 // Dropout, bias and residual additions on [N, C] rows (the element-wise glue of a transformer
 // block). Masks come from Philox (philox.hpp): nothing is stored, backward passes regenerate the
-// forward's mask from the same Dropout {p, seed, offset}. Storage T = __half or __nv_bfloat16, math
-// fp32; C % 8 == 0 and pointers 16-byte aligned. Column sums (bias gradients) are deterministic and
-// need `scratch` of norm_backward_scratch_bytes(C) bytes (layernorm.hpp); C <= 8192 there.
+// forward's mask from the same Dropout {p, seed, offset}. Storage T = __half, __nv_bfloat16 or
+// float, math fp32; C % 8 == 0 and pointers 16-byte aligned. Column sums (bias gradients) are
+// deterministic and need `scratch` of norm_backward_scratch_bytes(C) bytes (layernorm.hpp); C <=
+// 8192 there.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,6 +1,7 @@
 // GELU forward/backward (see gelu.hpp) on the element-wise skeletons of detail/elementwise.cuh.
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
+#include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 #include "kernels/gelu.hpp"
 
 namespace xfbench::kernels {
@@ -87,6 +88,7 @@ void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const 
                                       Gelu, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

@@ -1,7 +1,7 @@
 // GELU activations on [N, C] rows, optionally with the bias of the preceding linear layer fused in.
 //   Gelu::erf   x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))                  BERT, T5 v1.1 ("gelu")
 //   Gelu::tanh  0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))            GPT-2 ("gelu_new")
-// Storage T = __half or __nv_bfloat16, math fp32; C % 8 == 0, pointers 16-byte aligned.
+// Storage T = __half, __nv_bfloat16 or float, math fp32; C % 8 == 0, pointers 16-byte aligned.
 #pragma once
 
 #include <cuda_runtime_api.h>

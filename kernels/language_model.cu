@@ -40,6 +40,7 @@ void fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi, c
 
 double widen(__half x) { return __half2float(x); }
 double widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+double widen(float x) { return x; }
 
 template <class T>
 std::vector<double> read_back(const void* p, std::size_t n) {
@@ -93,16 +94,17 @@ LanguageModel::LanguageModel(const TrainConfig& config) : impl_(std::make_unique
                               "); try a smaller batch, checkpointing (ckpt:on) or accumulation " +
                               "(accum:N with batch/N)");
 
-  const std::size_t P = m.layout.param_elements;
-  m.params = DeviceAllocation(P * 2, "parameters");
-  m.grads = DeviceAllocation(P * 2, "gradients");
-  if (c.accum > 1) m.accum_grads = DeviceAllocation(P * 2, "gradient accumulation");
-  m.master = DeviceAllocation(3 * P * 4, "master weights and moments");
+  const std::size_t P = m.layout.param_elements, e = m.elem();
+  m.params = DeviceAllocation(P * e, "parameters");
+  m.grads = DeviceAllocation(P * e, "gradients");
+  if (c.accum > 1) m.accum_grads = DeviceAllocation(P * e, "gradient accumulation");
+  m.master = m.weights_are_master() ? DeviceAllocation(2 * P * 4, "AdamW moments")
+                                    : DeviceAllocation(3 * P * 4, "master weights and moments");
   m.arena = DeviceAllocation(m.layout.arena_bytes, "activations");
   // Gaps between segments stay zero: the norm runs over the whole gradient buffer.
-  XF_CUDA_CHECK(cudaMemset(m.params.p, 0, P * 2));
-  XF_CUDA_CHECK(cudaMemset(m.grads.p, 0, P * 2));
-  if (c.accum > 1) XF_CUDA_CHECK(cudaMemset(m.accum_grads.p, 0, P * 2));
+  XF_CUDA_CHECK(cudaMemset(m.params.p, 0, P * e));
+  XF_CUDA_CHECK(cudaMemset(m.grads.p, 0, P * e));
+  if (c.accum > 1) XF_CUDA_CHECK(cudaMemset(m.accum_grads.p, 0, P * e));
 
   for (int i = 0; i < c.model.layers; ++i) {
     BlockConfig bc = c.block();
@@ -139,10 +141,10 @@ void* LanguageModel::Impl::place(int layer, const std::string& name, TensorRole 
 }
 
 void* LanguageModel::Impl::param(const std::string& name) const {
-  return static_cast<char*>(params.p) + layout.param(name).offset * 2;
+  return static_cast<char*>(params.p) + layout.param(name).offset * elem();
 }
 void* LanguageModel::Impl::grad(const std::string& name) const {
-  return static_cast<char*>(grads.p) + layout.param(name).offset * 2;
+  return static_cast<char*>(grads.p) + layout.param(name).offset * elem();
 }
 void* LanguageModel::Impl::buf(const std::string& key) const {
   return static_cast<char*>(arena.p) + layout.slot(key).offset;
@@ -170,10 +172,7 @@ void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
         fill_uniform(dst, p.used, s, norm_weight ? 1.f : 0.f, norm_weight ? 1.f : 0.f, nullptr);
     }
   };
-  if (m.c.precision == Precision::fp16)
-    fill(static_cast<__half*>(nullptr));
-  else
-    fill(static_cast<__nv_bfloat16*>(nullptr));
+  with_storage_type(m.c.precision, fill);
   m.reset_optimizer(nullptr);
   XF_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -232,18 +231,14 @@ std::vector<double> LanguageModel::download(const std::string& name, Values whic
   const Impl& m = *impl_;
   const detail::ParamSlot& p = m.layout.param(name);
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
-  if (which == Values::master) {
-    std::vector<float> raw(p.used);
-    XF_CUDA_CHECK(cudaMemcpy(raw.data(), static_cast<float*>(m.master.p) + p.offset, p.used * 4,
-                             cudaMemcpyDeviceToHost));
-    return std::vector<double>(raw.begin(), raw.end());
-  }
+  if (which == Values::master) return read_back<float>(m.master_weights() + p.offset, p.used);
   const void* src = which == Values::weights
                         ? m.param(name)
-                        : static_cast<const char*>(m.final_grads()) + p.offset * 2;
-  std::vector<double> out = m.c.precision == Precision::fp16
-                                ? read_back<__half>(src, p.used)
-                                : read_back<__nv_bfloat16>(src, p.used);
+                        : static_cast<const char*>(m.final_grads()) + p.offset * m.elem();
+  std::vector<double> out;
+  with_storage_type(m.c.precision, [&](auto* tag) {
+    out = read_back<std::remove_pointer_t<decltype(tag)>>(src, p.used);
+  });
   if (which == Values::gradients) {
     const float scale = scalars(s).loss_scale;
     for (double& v : out) v /= scale;

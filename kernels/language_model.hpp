@@ -11,7 +11,7 @@
 //     embeddings backward (adding into the tied word table's gradient)
 //     gradients accumulated over micro-batches              grad_norm.hpp
 //   global norm, clip coefficient, fp16 loss scale, skip on overflow     grad_norm.hpp
-//   AdamW on fp32 master weights, fused or unfused                       adamw.hpp
+//   AdamW on fp32 master weights (tf32/fp32: the weights), fused or unfused   adamw.hpp
 //
 // Memory is planned before anything is allocated: parameters and gradients live in two flat
 // buffers (one segment per tensor, so the optimizer and the norm each run over one buffer), the
@@ -85,7 +85,8 @@ class LanguageModel {
 
   // Parameter names (language_model_ref.hpp's), their element counts and values widened to
   // float64: the weights, the gradients of the last compute_gradients / step (unscaled by the
-  // loss scale), or the fp32 master weights. The word table without its padding rows.
+  // loss scale), or the fp32 master weights (tf32/fp32: the weights themselves). The word table
+  // without its padding rows.
   enum class Values { weights, gradients, master };
   std::vector<std::string> parameters() const;
   std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;

@@ -115,10 +115,8 @@ void check_train_config(const TrainConfig& c) {
   if (m.kind == LmKind::masked && (m.token_types <= 0 || m.token_types > 4))
     bad("a masked LM needs 1 to 4 token types");
   if (c.mlm_probability <= 0.f || c.mlm_probability > 1.f) bad("mlm probability must be in (0, 1]");
-  if (c.precision == Precision::tf32 || c.precision == Precision::fp32)
-    XF_THROW(Unsupported, std::string(to_string(c.precision)) +
-                              ": the transformer block computes in fp16 and bf16 only");
-  check_block_config(c.block());  // widths, heads, the backend's limits
+  // widths, heads, the backend's limits (tf32/fp32: the unfused attention backend only)
+  check_block_config(c.block());
 }
 
 double train_flops_per_sample(const TrainConfig& c) {

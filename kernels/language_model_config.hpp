@@ -49,7 +49,8 @@ struct TrainConfig {
   LmModel model;
   int batch = 8, seq = 128;  // per micro-batch
   int accum = 1;             // micro-batches per optimizer step (gradient accumulation)
-  Precision precision = Precision::bf16;  // bf16, fp16 (dynamic loss scaling); tf32/fp32: no
+  // bf16, fp16 (dynamic loss scaling), tf32 and fp32 (fp32 weights, the unfused attention)
+  Precision precision = Precision::bf16;
   AttentionBackend backend = AttentionBackend::fused;
   bool checkpointing = false;  // keep only layer inputs; recompute each layer before its backward
   OptimizerKind optimizer = OptimizerKind::fused;
@@ -73,8 +74,8 @@ struct TrainConfig {
 };
 
 // Throws InvalidArgument for a configuration no GPU could run (sizes, seq above the model's
-// positions, the block's own limits) and Unsupported for one this build cannot (tf32/fp32: the
-// transformer block computes in fp16/bf16 only).
+// positions, the block's own limits) and Unsupported for one this build cannot (tf32/fp32 with
+// the fused or flash attention, which take fp16/bf16 only).
 void check_train_config(const TrainConfig& c);
 
 // The seeds' count per sample: 3·(L·(att + ffn) + 2·s·h·V), att = 8sh² + 4s²h, ffn = 4shI

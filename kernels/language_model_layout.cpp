@@ -14,7 +14,7 @@ namespace xfbench::kernels::detail {
 namespace {
 
 constexpr std::size_t kAlign = 256;       // bytes: GEMM operands (gemm.hpp's default)
-constexpr std::size_t kParamAlign = 128;  // elements: 256 bytes of fp16/bf16
+constexpr std::size_t kParamAlign = 128;  // elements: 256 bytes of fp16/bf16, 512 of fp32
 std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
 bool decays(const std::string& name) {
@@ -129,7 +129,7 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   const LmModel& m = c.model;
   const bool masked = m.kind == LmKind::masked;
   const std::size_t H = m.hidden, Vp = m.padded_vocab(), T = c.tokens(), R = c.head_rows();
-  const std::size_t e = 2;  // fp16 / bf16 storage
+  const std::size_t e = elem_size(input_type(c.precision));  // 2: fp16/bf16, 4: tf32/fp32
   ModelLayout l;
   Builder b{l, {}, {}};
 
@@ -183,7 +183,11 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   l.plan.parts.push_back({"parameters", P * e});
   l.plan.parts.push_back({"gradients", P * e});
   if (c.accum > 1) l.plan.parts.push_back({"gradient accumulation", P * e});
-  l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * P * 4});
+  // tf32/fp32: the weights are the master copy (LanguageModel::Impl::weights_are_master).
+  if (e == 4)
+    l.plan.parts.push_back({"AdamW moments", 2 * P * 4});
+  else
+    l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * P * 4});
   for (const auto& kv : b.part_bytes) l.plan.parts.push_back({kv.first, kv.second});
   l.plan.parts.push_back({"cuBLASLt workspaces", sizes.gemm_workspaces});
   return l;

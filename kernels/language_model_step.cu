@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cross_entropy.hpp"
 #include "kernels/detail/language_model_impl.hpp"
@@ -25,9 +26,9 @@ __global__ void copy_rows_kernel(uint4* out, const int* out_rows, const uint4* i
   for (int i = threadIdx.x; i < vectors_per_row; i += blockDim.x) out[dst + i] = in[src + i];
 }
 
-void copy_rows(void* out, const int* out_rows, const void* in, const int* in_rows, int R, int C,
-               cudaStream_t s) {
-  const int vectors = C * 2 / 16;  // fp16 / bf16 rows, C % 8 == 0
+void copy_rows(void* out, const int* out_rows, const void* in, const int* in_rows, int R,
+               std::size_t row_bytes, cudaStream_t s) {
+  const int vectors = int(row_bytes / 16);  // rows of C % 8 == 0 elements of 2 or 4 bytes
   copy_rows_kernel<<<R, std::min(vectors, 256), 0, s>>>(
       static_cast<uint4*>(out), out_rows, static_cast<const uint4*>(in), in_rows, vectors);
   XF_CUDA_CHECK_LAUNCH();
@@ -138,7 +139,7 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
   T *in = nullptr, *pre = nullptr, *act = nullptr;
   if (masked) {  // transform = LayerNorm(gelu(in·Wᵀ + b)) of the masked rows
     in = at<T>(m, "head.in"), pre = at<T>(m, "head.pre"), act = at<T>(m, "head.act");
-    copy_rows(in, nullptr, top, rows, z.R, z.H, s);
+    copy_rows(in, nullptr, top, rows, z.R, z.H * sizeof(T), s);
     m.run(m.dense, s, ops(in, p<T>(m, "head_w"), pre));
     bias_gelu_forward<T>(act, pre, p<T>(m, "head_b"), z.R, z.H, Gelu::erf, s);
     layernorm_forward<T>(out, mean, rstd, act, p<T>(m, "head_ln_w"), p<T>(m, "head_ln_b"), z.R, z.H,
@@ -172,7 +173,7 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
     m.run(m.d_dense_w, s, ops(dact, in, g<T>(m, "head_w")));
     m.run(m.d_dense_x, s, ops(dact, p<T>(m, "head_w"), dout));
     XF_CUDA_CHECK(cudaMemsetAsync(dtop, 0, std::size_t(z.T) * z.H * sizeof(T), s));
-    copy_rows(dtop, rows, dout, nullptr, z.R, z.H, s);
+    copy_rows(dtop, rows, dout, nullptr, z.R, z.H * sizeof(T), s);
   } else {
     layernorm_backward<T>(dtop, g<T>(m, "lnf_w"), g<T>(m, "lnf_b"), scratch, dout, nullptr, top,
                           p<T>(m, "lnf_w"), mean, rstd, z.T, z.H, s);
@@ -213,7 +214,8 @@ void optimizer_impl(Impl& m, cudaStream_t s) {
                     m.loss_scaling(), s);
   const AdamWSettings& a = m.c.adamw;
   const AdamWConfig config{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
-  T* weights = static_cast<T*>(m.params.p);
+  // tf32/fp32: AdamW updates the weights in place as its master copy (no second write).
+  T* weights = m.weights_are_master() ? nullptr : static_cast<T*>(m.params.p);
   if (m.c.optimizer == OptimizerKind::fused)
     adamw_fused<T>(weights, m.master_weights(), m.moment1(), m.moment2(), grads, *m.adamw, config,
                    m.scalars(), s);
@@ -258,27 +260,26 @@ LossScaling LanguageModel::Impl::loss_scaling() const {
 
 void LanguageModel::Impl::reset_optimizer(cudaStream_t s) {
   const std::size_t n = layout.param_elements;
-  if (c.precision == Precision::fp16)
-    adamw_init_master<__half>(master_weights(), static_cast<const __half*>(params.p), n, s);
-  else
-    adamw_init_master<__nv_bfloat16>(master_weights(), static_cast<const __nv_bfloat16*>(params.p),
-                                     n, s);
+  if (!weights_are_master()) {
+    with_storage_type(c.precision, [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      adamw_init_master<T>(master_weights(), static_cast<const T*>(params.p), n, s);
+    });
+  }
   XF_CUDA_CHECK(cudaMemsetAsync(moment1(), 0, 2 * n * sizeof(float), s));
   train_scalars_init(scalars(), loss_scaling(), s);
 }
 
 void LanguageModel::Impl::micro_batch(cudaStream_t s, int k) {
-  if (c.precision == Precision::fp16)
-    micro_batch_impl<__half>(*this, s, k);
-  else
-    micro_batch_impl<__nv_bfloat16>(*this, s, k);
+  with_storage_type(c.precision, [&](auto* tag) {
+    micro_batch_impl<std::remove_pointer_t<decltype(tag)>>(*this, s, k);
+  });
 }
 
 void LanguageModel::Impl::optimizer_step(cudaStream_t s) {
-  if (c.precision == Precision::fp16)
-    optimizer_impl<__half>(*this, s);
-  else
-    optimizer_impl<__nv_bfloat16>(*this, s);
+  with_storage_type(c.precision, [&](auto* tag) {
+    optimizer_impl<std::remove_pointer_t<decltype(tag)>>(*this, s);
+  });
 }
 
 void LanguageModel::compute_gradients(cudaStream_t s) {

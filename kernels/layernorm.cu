@@ -1,7 +1,7 @@
 // LayerNorm / RMSNorm forward and backward (see layernorm.hpp). One row group of WPR warps per row,
-// the row in registers (VPT 16-byte vectors per thread), two-pass mean/variance in fp32.
+// the row in registers (VPT 8-element vectors per thread), two-pass mean/variance in fp32.
+#include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage (tf32/fp32 steps)
 #include "kernels/detail/reduce.cuh"
-#include "kernels/detail/vec.cuh"
 #include "kernels/layernorm.hpp"
 
 #include <tuple>
@@ -42,14 +42,14 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
 
   // Every load of the row is issued before the first store (the compiler cannot know that z
   // aliases neither input): 2·VPT 16-byte loads in flight per thread instead of two.
-  int4 xr[VPT], rr[VPT];
+  detail::Raw8<T> xr[VPT], rr[VPT];
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int vi = t + k * WPR * 32;
     if (!row_ok || vi >= V) continue;
     const size_t off = row_off + static_cast<size_t>(vi) * kVec;
-    xr[k] = detail::load_raw(a.x + off);
-    if (a.residual) rr[k] = detail::load_raw(a.residual + off);
+    xr[k] = detail::load_raw8(a.x + off);
+    if (a.residual) rr[k] = detail::load_raw8(a.residual + off);
   }
   float v[VPT][kVec];
   float sum = 0.f;
@@ -150,15 +150,15 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
   // dout and z of the group's next row are loaded (packed) while the current row is reduced, so
   // each row's memory latency overlaps the previous row's work.
   const int row_step = gridDim.x * kGroups;
-  int4 next_dy[VPT], next_z[VPT];
+  detail::Raw8<T> next_dy[VPT], next_z[VPT];
   auto prefetch = [&](int row) {
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
       const int vi = t + k * WPR * 32;
       if (row < a.N && vi < V) {
         const size_t off = static_cast<size_t>(row) * a.C + static_cast<size_t>(vi) * kVec;
-        next_dy[k] = detail::load_raw(a.dout + off);
-        next_z[k] = detail::load_raw(a.z + off);
+        next_dy[k] = detail::load_raw8(a.dout + off);
+        next_z[k] = detail::load_raw8(a.z + off);
       }
     }
   };
@@ -171,7 +171,7 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
     const size_t row_off = static_cast<size_t>(row) * a.C;
     const float mean = (!RMS && row_ok) ? a.mean[row] : 0.f;
     const float rstd = row_ok ? a.rstd[row] : 0.f;
-    int4 cur_dy[VPT], cur_z[VPT];
+    detail::Raw8<T> cur_dy[VPT], cur_z[VPT];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) cur_dy[k] = next_dy[k], cur_z[k] = next_z[k];
     prefetch(row + row_step);
@@ -460,6 +460,7 @@ void dropout_residual_rmsnorm_backward(T* dz, T* dx, T* dweight, float* scratch,
                                     const float*, int, int, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

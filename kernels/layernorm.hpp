@@ -1,8 +1,8 @@
 // LayerNorm and RMSNorm (T5LayerNorm) over rows of C elements, forward and backward, optionally
 // fused with the residual block around them: z = dropout(x + bias) + residual, out = norm(z).
 //
-// Storage is T = __half or __nv_bfloat16, math is fp32; mean / rstd are saved in fp32 (N floats
-// each) for the backward. C must be a multiple of 8, at most 4096, and every pointer 16-byte
+// Storage is T = __half, __nv_bfloat16 or float, math is fp32; mean / rstd are saved in fp32 (N
+// floats each) for the backward. C must be a multiple of 8, at most 4096, and every pointer 16-byte
 // aligned (a row lives in registers; loads and stores are 16-byte vectors). The weight/bias
 // gradients are reduced without atomics: per-block partials in `scratch`, then a fixed-order sum,
 // so they are bitwise reproducible on a given device. Dropout masks are regenerated from (seed,

@@ -1,6 +1,6 @@
 // Second pass of the deterministic column reductions: partial sums per block -> final sums.
+#include "kernels/detail/pack.cuh"  // vec.cuh, and from_float<float>
 #include "kernels/detail/reduce.cuh"
-#include "kernels/detail/vec.cuh"
 
 namespace xfbench::kernels::detail {
 
@@ -47,5 +47,6 @@ void sum_partials(PartialOutputs<T> outs, const float* partials, int G, int C,
 template void sum_partials<__half>(PartialOutputs<__half>, const float*, int, int, cudaStream_t);
 template void sum_partials<__nv_bfloat16>(PartialOutputs<__nv_bfloat16>, const float*, int, int,
                                           cudaStream_t);
+template void sum_partials<float>(PartialOutputs<float>, const float*, int, int, cudaStream_t);
 
 }  // namespace xfbench::kernels::detail

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/detail/vec.cuh"
+#include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage (tf32/fp32 steps)
 #include "kernels/relative_position.hpp"
 
 namespace xfbench::kernels {
@@ -25,13 +25,10 @@ __global__ __launch_bounds__(kThreads) void bias_forward_kernel(T* bias, const T
   T* row = bias + (static_cast<size_t>(h) * sq + i) * sk;
   const int* diag = buckets + (sq - 1 - i);  // diag[j] = bucket(j - i)
   for (int j0 = threadIdx.x * kVec; j0 < sk; j0 += kThreads * kVec) {
-    union {
-      int4 raw;
-      T v[kVec];
-    } u;
+    float v[kVec];  // T values: widened and stored back exactly
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) u.v[k] = table[diag[j0 + k] * heads + h];
-    *reinterpret_cast<int4*>(row + j0) = u.raw;
+    for (int k = 0; k < kVec; ++k) v[k] = detail::to_float(table[diag[j0 + k] * heads + h]);
+    detail::store8(row + j0, v);
   }
 }
 
@@ -152,6 +149,7 @@ void RelativePositionBias::backward_from_diagonals(T* dtable, const float* diago
       const;
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

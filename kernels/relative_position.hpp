@@ -35,7 +35,7 @@ std::vector<double> t5_bias_table_grad_reference(const std::vector<double>& dbia
                                                  int num_buckets = 32, int max_distance = 128);
 
 // The bias of one shape on the GPU, built from the table each step, and the table's gradient.
-// Storage T = __half or __nv_bfloat16, sums in fp32. sk % 8 == 0, sq + sk - 1 <= 12288.
+// Storage T = __half, __nv_bfloat16 or float, sums in fp32. sk % 8 == 0, sq + sk - 1 <= 12288.
 class RelativePositionBias {
  public:
   // Computes and uploads the buckets (outside timed regions). Throws InvalidArgument on a bad shape

@@ -1,8 +1,8 @@
 // Attention softmax forward/backward (see softmax.hpp). A row is spread over LPR lanes (8 .. 128),
-// VPT 16-byte vectors per lane, held in registers between the max, sum and write passes.
+// VPT 8-element vectors per lane, held in registers between the max, sum and write passes.
 #include <cmath>
 
-#include "kernels/detail/vec.cuh"
+#include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage (tf32/fp32 steps)
 #include "kernels/softmax.hpp"
 
 namespace xfbench::kernels {
@@ -230,6 +230,7 @@ void attention_softmax_backward(T* dscores, const T* dprobs_dropped, const T* pr
                                               int, int, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
+XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
 
 }  // namespace xfbench::kernels

@@ -2,12 +2,12 @@
 //   x[b,h,i,j]     = scale * scores[b,h,i,j] + mask[b,j] + bias[h,i,j]   (-inf where causal hides
 //   j) probs          = softmax_j(x)                                       (saved for the backward)
 //   probs_dropped  = dropout(probs)                                     (what multiplies V)
-// Rows: B * NH * Sq, each of Sk elements, contiguous ([B, NH, Sq, Sk]). Storage T = __half or
-// __nv_bfloat16, math fp32. Sk % 8 == 0, Sk <= 4096, pointers 16-byte aligned. mask is HF's
-// additive padding mask in fp32 ([B, Sk]: 0 to attend, a large negative value to hide), nullable;
-// bias is an additive [NH, Sq, Sk] score bias shared by the batch (T5's relative position bias),
-// nullable. causal hides j > i + Sk - Sq (GPT-2). A fully hidden row gives probabilities 0, not
-// NaN. The dropout mask is Philox's over the element index of [B, NH, Sq, Sk] (philox.hpp).
+// Rows: B * NH * Sq, each of Sk elements, contiguous ([B, NH, Sq, Sk]). Storage T = __half,
+// __nv_bfloat16 or float, math fp32. Sk % 8 == 0, Sk <= 4096, pointers 16-byte aligned. mask is
+// HF's additive padding mask in fp32 ([B, Sk]: 0 to attend, a large negative value to hide),
+// nullable; bias is an additive [NH, Sq, Sk] score bias shared by the batch (T5's relative position
+// bias), nullable. causal hides j > i + Sk - Sq (GPT-2). A fully hidden row gives probabilities 0,
+// not NaN. The dropout mask is Philox's over the element index of [B, NH, Sq, Sk] (philox.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -118,8 +118,9 @@ bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 
 void check_block_config(const BlockConfig& c, BlockPart part) {
   auto bad = [&](const std::string& why) { XF_THROW(InvalidArgument, c.describe() + ": " + why); };
-  if (c.precision != Precision::fp16 && c.precision != Precision::bf16)
-    bad("precision must be fp16 or bf16");
+  const bool fp32_storage = c.precision == Precision::tf32 || c.precision == Precision::fp32;
+  if (!fp32_storage && c.precision != Precision::fp16 && c.precision != Precision::bf16)
+    bad("precision must be fp16, bf16, tf32 or fp32");
   if (c.hidden <= 0 || c.heads <= 0 || c.intermediate <= 0 || c.batch <= 0 || c.seq <= 0)
     bad("sizes must be positive");
   if (c.head_size < 0) bad("head size must be positive (0: hidden / heads)");
@@ -149,6 +150,10 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
   if (c.backend == AttentionBackend::unfused && (c.seq % 8 != 0 || c.seq > kMaxSoftmaxWidth)) {
     bad("the unfused backend needs seq % 8 == 0 and seq <= " + std::to_string(kMaxSoftmaxWidth));
   }
+  if (fp32_storage && c.backend != AttentionBackend::unfused)
+    XF_THROW(Unsupported, std::string(to_string(c.precision)) +
+                              ": cuDNN SDPA (fused) and xfbench's flash attention take fp16 and "
+                              "bf16 only; the unfused attention backend runs tf32 and fp32");
   if (c.backend == AttentionBackend::fused && c.head_dim() > 128) {
     XF_THROW(Unsupported,
              "cuDNN SDPA takes head dims up to 128, not " + std::to_string(c.head_dim()));
@@ -235,7 +240,7 @@ struct TransformerBlock::Impl {
        *d_kv_cross_x = nullptr;
 
   Impl(const BlockConfig& config, BlockPart p, const TensorPlacement& pl)
-      : c(config), part(p), place(pl), elem(2) {}
+      : c(config), part(p), place(pl), elem(elem_size(input_type(config.precision))) {}
   ~Impl() {
     for (auto& kv : tensors)
       if (kv.second.owned) cudaFree(kv.second.p);
@@ -570,8 +575,10 @@ void backward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step
 void TransformerBlock::forward(cudaStream_t stream, std::uint64_t step) {
   if (impl_->c.precision == Precision::fp16) {
     forward_impl<__half>(*impl_, stream, step);
-  } else {
+  } else if (impl_->c.precision == Precision::bf16) {
     forward_impl<__nv_bfloat16>(*impl_, stream, step);
+  } else {  // tf32, fp32
+    forward_impl<float>(*impl_, stream, step);
   }
 }
 
@@ -594,8 +601,10 @@ void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
              impl_->c.name + " part " + to_string(impl_->part) + " has no backward");
   if (impl_->c.precision == Precision::fp16) {
     backward_impl<__half>(*impl_, stream, step);
-  } else {
+  } else if (impl_->c.precision == Precision::bf16) {
     backward_impl<__nv_bfloat16>(*impl_, stream, step);
+  } else {  // tf32, fp32
+    backward_impl<float>(*impl_, stream, step);
   }
 }
 

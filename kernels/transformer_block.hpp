@@ -83,7 +83,8 @@ struct BlockConfig {
 
   // The run.
   int batch = 1, seq = 128;
-  Precision precision = Precision::fp16;  // fp16 or bf16
+  // fp16 or bf16; tf32 and fp32 (fp32 storage, TF32 or FP32 products) on the unfused backend
+  Precision precision = Precision::fp16;
   AttentionBackend backend = AttentionBackend::fused;
   // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
   // of what a backward would read is saved.
@@ -140,7 +141,7 @@ using TensorPlacement =
     std::function<void*(const std::string& name, TensorRole role, std::size_t bytes)>;
 
 // Parameters, activations and gradients on the device, owned by the block unless placed. Every
-// tensor is `T`-typed (fp16/bf16) except LayerNorm statistics (fp32).
+// tensor is `T`-typed (fp16/bf16; fp32 for tf32 and fp32) except LayerNorm statistics (fp32).
 class TransformerBlock {
  public:
   // Throws as check_block_config, and Unsupported when the device lacks memory or the flash

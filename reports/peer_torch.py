@@ -68,14 +68,19 @@ TRAIN_MODELS = {
 # around each: (precision, accum, ckpt, adamw).
 TRAIN_HEADLINES = [("bert-large", 128, 64), ("bert-large", 512, 16), ("gpt2-medium", 1024, 8)]
 TRAIN_KNOBS = [("bf16", 1, False, "fused"), ("bf16", 1, False, "unfused"), ("bf16", 4, False, "fused"),
-               ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused")]
+               ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused"), ("tf32", 1, False, "fused")]
+# tf32 (fp32 weights, TF32 products) also with HF's eager attention: the algorithm of xfbench's
+# unfused attention, the backend xfbench's tf32 runs on (its fused ones take fp16/bf16 only);
+# `reports compare` pairs torch-eager with unfused.
+TRAIN_TF32_EAGER = ("tf32", 1, False, "fused")
 MLM_PROBABILITY = 0.15
 
 
-def train_name(model, precision, seq, batch, accum=1, ckpt=False, adamw="fused"):
+def train_name(model, precision, seq, batch, accum=1, ckpt=False, adamw="fused",
+               backend="torch-sdpa"):
     """xfbench's TrainStep name with the peer's backend (HF's sdpa attention, matched to
-    xfbench's `fused` by the backend map)."""
-    return (f"TrainStep/torch-sdpa/{model}/{precision}/seq:{seq}/batch:{batch}/accum:{accum}/"
+    xfbench's `fused` by the backend map; torch-eager, HF's eager attention, to `unfused`)."""
+    return (f"TrainStep/{backend}/{model}/{precision}/seq:{seq}/batch:{batch}/accum:{accum}/"
             f"ckpt:{'on' if ckpt else 'off'}/adamw:{adamw}")
 
 
@@ -177,10 +182,13 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                 backend=backend, passes="fwd", seq=128, batch=64, part=part))
     if "TrainStep" in families:
         for model, s, b in TRAIN_HEADLINES:
-            for precision, accum, ckpt, adamw in TRAIN_KNOBS:
-                out.append(Spec("TrainStep", train_name(model, precision, s, b, accum, ckpt, adamw),
+            knobs = [k + ("torch-sdpa",) for k in TRAIN_KNOBS]
+            knobs.append(TRAIN_TF32_EAGER + ("torch-eager",))
+            for precision, accum, ckpt, adamw, backend in knobs:
+                out.append(Spec("TrainStep",
+                                train_name(model, precision, s, b, accum, ckpt, adamw, backend),
                                 model=model, precision=precision, seq=s, batch=b, accum=accum,
-                                ckpt=ckpt, adamw=adamw))
+                                ckpt=ckpt, adamw=adamw, attention=LAYER_BACKENDS[backend]))
     return out
 
 
@@ -499,7 +507,8 @@ def train_batch(torch, model_name, b, s, V, dev):
 
 def build_train(torch, spec, dev):
     """One optimizer step as HF Trainer runs it: `accum` micro-batches under autocast (GradScaler
-    for fp16), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad."""
+    for fp16; tf32 and fp32: the fp32 model without autocast, TF32 products for tf32 as HF's
+    `tf32=True`), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad."""
     k = spec.kw
     L, h, heads, V = TRAIN_MODELS[k["model"]]
     s, b = k["seq"], k["batch"]
@@ -507,17 +516,18 @@ def build_train(torch, spec, dev):
         from transformers import BertConfig, BertForMaskedLM
         cfg = BertConfig(hidden_size=h, num_hidden_layers=L, num_attention_heads=heads,
                          intermediate_size=4 * h, vocab_size=V, max_position_embeddings=max(512, s))
-        cfg._attn_implementation = "sdpa"
+        cfg._attn_implementation = k["attention"]
         model = BertForMaskedLM(cfg)
     else:
         from transformers import GPT2Config, GPT2LMHeadModel
         cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
-        cfg._attn_implementation = "sdpa"
+        cfg._attn_implementation = k["attention"]
         model = GPT2LMHeadModel(cfg)
     model = model.to(dev).train()
     if k["ckpt"]:
         model.gradient_checkpointing_enable()
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[k["precision"]]
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(k["precision"])  # None: fp32 model
+    torch.backends.cuda.matmul.allow_tf32 = k["precision"] == "tf32"  # reset after each case
     fused = k["adamw"] == "fused"
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused, foreach=None if fused else False)
     scaler = torch.amp.GradScaler("cuda", enabled=dt == torch.float16)
@@ -525,7 +535,7 @@ def build_train(torch, spec, dev):
 
     def step():
         for ids, labels in batches:
-            with torch.autocast("cuda", dtype=dt):
+            with torch.autocast("cuda", dtype=dt or torch.bfloat16, enabled=dt is not None):
                 loss = model(input_ids=ids, labels=labels).loss / len(batches)
             scaler.scale(loss).backward()
         scaler.unscale_(opt)

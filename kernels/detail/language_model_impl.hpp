@@ -2,6 +2,9 @@
 // parameters, data) and language_model_step.cu (the step). Internal to kernels/.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +35,7 @@ struct DeviceAllocation {
 struct LanguageModel::Impl {
   TrainConfig c;
   detail::ModelLayout layout;
-  DeviceAllocation params, grads, accum_grads, master, arena;  // master: master, m, v
+  DeviceAllocation params, grads, accum_grads, master, arena;  // master: (master,) m, v
   std::vector<std::unique_ptr<TransformerBlock>> blocks;
   std::unique_ptr<AdamWPlan> adamw;
   std::uint64_t micro_step = 0;  // dropout masks: a new Philox offset per micro-batch
@@ -51,8 +54,17 @@ struct LanguageModel::Impl {
   void* buf(const std::string& key) const;     // an arena slot
   // What the norm and the optimizer read: the accumulated gradients, or the last backward's.
   void* final_grads() const { return c.accum > 1 ? accum_grads.p : grads.p; }
-  float* master_weights() const { return static_cast<float*>(master.p); }
-  float* moment1() const { return master_weights() + layout.param_elements; }
+  // Bytes of a stored parameter, gradient or activation: 2 (fp16, bf16), 4 (tf32, fp32).
+  std::size_t elem() const { return elem_size(input_type(c.precision)); }
+  // tf32/fp32: the fp32 weights are AdamW's master copy (as in torch's fp32 training, no second
+  // copy); `master` then holds the moments alone.
+  bool weights_are_master() const { return input_type(c.precision) == ElemType::f32; }
+  float* master_weights() const {
+    return static_cast<float*>(weights_are_master() ? params.p : master.p);
+  }
+  float* moment1() const {
+    return static_cast<float*>(master.p) + (weights_are_master() ? 0 : layout.param_elements);
+  }
   float* moment2() const { return moment1() + layout.param_elements; }
   TrainScalars* scalars() const { return static_cast<TrainScalars*>(buf("scalars")); }
   LossScaling loss_scaling() const;
@@ -63,5 +75,16 @@ struct LanguageModel::Impl {
   void micro_batch(cudaStream_t s, int k);  // forward, loss, backward, accumulation
   void optimizer_step(cudaStream_t s);
 };
+
+// Calls f with a null T* of the step's storage type T: __half, __nv_bfloat16, float (tf32, fp32).
+template <class F>
+void with_storage_type(Precision p, const F& f) {
+  if (p == Precision::fp16)
+    f(static_cast<__half*>(nullptr));
+  else if (p == Precision::bf16)
+    f(static_cast<__nv_bfloat16*>(nullptr));
+  else
+    f(static_cast<float*>(nullptr));
+}
 
 }  // namespace xfbench::kernels

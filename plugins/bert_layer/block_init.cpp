@@ -6,9 +6,13 @@
 
 namespace xfbench::block {
 
+Dtype storage_dtype(kernels::Precision p) {  // precisions and dtypes share their names
+  return parse_dtype(kernels::to_string(p));
+}
+
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream) {
   const kernels::BlockConfig& c = block.config();
-  const Dtype t = c.precision == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
+  const Dtype t = storage_dtype(c.precision);
   auto fill = [&](const std::string& name, double lo, double hi) {
     if (void* p = block.tensor(name))
       fill_uniform(p, block.elements(name), t, seed++, lo, hi, stream);

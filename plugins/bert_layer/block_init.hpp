@@ -8,8 +8,12 @@
 #include <cstdint>
 
 #include "kernels/transformer_block.hpp"
+#include "xfbench/dtype.hpp"
 
 namespace xfbench::block {
+
+// How a block of this precision stores its tensors: fp16, bf16, or fp32 (as tf32 or fp32).
+Dtype storage_dtype(kernels::Precision p);
 
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream);
 

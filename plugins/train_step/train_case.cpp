@@ -14,9 +14,8 @@ struct Spec {
   std::string unsupported;  // set at registration when this build cannot run the configuration
 };
 
-Dtype dtype_of(kernels::Precision p) {
-  return p == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
-}
+// The dtype whose dense peak MFU is against (precisions and dtypes share their names).
+Dtype dtype_of(kernels::Precision p) { return parse_dtype(kernels::to_string(p)); }
 
 void run_case(benchmark::State& state, const Spec& spec) {
   if (!spec.unsupported.empty()) XF_THROW(Unsupported, spec.unsupported);

@@ -61,10 +61,11 @@ void add_knobs(Registry& r, const TrainConfig& head) {
   r.add(c, Suite::extended);
   c = head, c.checkpointing = true;
   r.add(c, Suite::extended);
-  for (kernels::Precision p : {kernels::Precision::fp16, kernels::Precision::tf32}) {
-    c = head, c.precision = p;
-    r.add(c, Suite::extended);
-  }
+  c = head, c.precision = kernels::Precision::fp16;
+  r.add(c, Suite::extended);
+  c = head, c.precision = kernels::Precision::tf32;
+  c.backend = kernels::AttentionBackend::unfused;  // cuDNN SDPA and flash take fp16/bf16 only
+  r.add(c, Suite::extended);
   for (kernels::AttentionBackend be :
        {kernels::AttentionBackend::unfused, kernels::AttentionBackend::flash}) {
     c = head, c.backend = be;
@@ -86,8 +87,8 @@ void register_cases() {
   const std::vector<int> batches =
       block::int_list_flag("train_batches", "TrainStep batch sizes", {});
   const std::vector<std::string> precisions = block::choice_list_flag(
-      "train_precisions", "TrainStep precisions (bf16, fp16; tf32, fp32 skip)", {"bf16"},
-      {"bf16", "fp16", "tf32", "fp32"});
+      "train_precisions", "TrainStep precisions (bf16, fp16; tf32, fp32 need backends=unfused)",
+      {"bf16"}, {"bf16", "fp16", "tf32", "fp32"});
   const std::vector<std::string> backends = block::choice_list_flag(
       "train_backends", "TrainStep attention backends", {"fused"}, {"unfused", "fused", "flash"});
   const std::vector<int> accums =

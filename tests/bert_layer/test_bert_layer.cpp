@@ -1,5 +1,6 @@
 // BertLayer: FLOP formulas and configuration checks (CPU); the GPU layer and its parts against the
-// float64 reference, forward and every gradient, both backends and dtypes (skipped without a GPU).
+// float64 reference, forward and every gradient, each backend and dtype (tf32/fp32 on the unfused
+// one), skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <cuda_fp16.h>
@@ -43,8 +44,23 @@ TEST(BlockConfigCheck, RejectsWhatCannotBeBuilt) {
   c.backend = AttentionBackend::unfused;
   EXPECT_NO_THROW(kernels::check_block_config(c));
   c = BlockConfig{};
-  c.precision = kernels::Precision::fp32;
+  c.precision = kernels::Precision::fp8;
   EXPECT_THROW(kernels::check_block_config(c), InvalidArgument);
+  // fp32 storage (tf32, fp32): the unfused attention alone takes it, the others say why.
+  for (kernels::Precision p : {kernels::Precision::tf32, kernels::Precision::fp32}) {
+    for (AttentionBackend be : {AttentionBackend::fused, AttentionBackend::flash}) {
+      c = BlockConfig{};
+      c.precision = p, c.backend = be;
+      try {
+        kernels::check_block_config(c);
+        ADD_FAILURE() << kernels::to_string(p) << " on " << kernels::to_string(be);
+      } catch (const Unsupported& e) {
+        EXPECT_NE(e.message().find("take fp16 and bf16 only"), std::string::npos) << e.message();
+      }
+    }
+    c.backend = AttentionBackend::unfused;
+    EXPECT_NO_THROW(kernels::check_block_config(c));
+  }
 }
 
 // T5's knobs outside a T5 block (RMSNorm, pre-norm, no linear biases) are rejected: tests/t5.
@@ -83,6 +99,14 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(AttentionBackend::unfused, AttentionBackend::fused,
                                          AttentionBackend::flash),
                        ::testing::Values(kernels::Precision::fp16, kernels::Precision::bf16)));
+
+// fp32 storage (the training step's tf32 and fp32) on the backend that takes it: every part.
+INSTANTIATE_TEST_SUITE_P(
+    Fp32Storage, BertGpu,
+    ::testing::Combine(::testing::Values(BlockPart::layer, BlockPart::attention, BlockPart::ffn,
+                                         BlockPart::dense, BlockPart::dense_gelu),
+                       ::testing::Values(AttentionBackend::unfused),
+                       ::testing::Values(kernels::Precision::tf32, kernels::Precision::fp32)));
 
 // Bias gradients are column sums on the side stream up to 8192 columns; the QKV projection's
 // 3·hidden above that takes cuBLASLt's bias-gradient epilogue: that path against float64 too.

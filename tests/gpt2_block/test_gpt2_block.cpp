@@ -1,6 +1,7 @@
 // GPT2Block: the model preset, FLOP formula, configuration checks and flags (CPU); the GPU block
-// against the float64 reference (three backends, both dtypes, forward and every gradient), odd
-// head counts and widths, gpt2-xl, the causal mask, and dropout (skipped without a GPU).
+// against the float64 reference (three backends, both dtypes, tf32/fp32 on the unfused one,
+// forward and every gradient), odd head counts and widths, gpt2-xl, the causal mask, and dropout
+// (skipped without a GPU).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -170,6 +171,12 @@ TEST_P(Gpt2Gpu, MatchesFloat64Reference) {
 INSTANTIATE_TEST_SUITE_P(Backends, Gpt2Gpu,
                          ::testing::Combine(::testing::ValuesIn(kBackends),
                                             ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Bool()));
+
+// fp32 storage (the training step's tf32 and fp32) on the backend that takes it.
+INSTANTIATE_TEST_SUITE_P(Fp32Storage, Gpt2Gpu,
+                         ::testing::Combine(::testing::Values(AttentionBackend::unfused),
+                                            ::testing::Values(Precision::tf32, Precision::fp32),
                                             ::testing::Bool()));
 
 // Five heads of 64 in a 320-wide block, and head dim 80 (flash takes only 64: Unsupported).

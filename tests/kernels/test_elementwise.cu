@@ -1,9 +1,9 @@
 // GELU, dropout, bias and residual kernels against the float64 reference, and the dropout
 // contract: keep rate, 1/(1-p) scaling, the backward reusing the forward's mask, seeds.
 //
-// Tolerances (eps = 2^-11 fp16, 2^-8 bf16): element-wise outputs 2 eps relative + 2 eps absolute
-// (one rounding of an fp32 result); gelu backward 4 eps; column sums (bias gradients) 4 eps
-// relative + 4 eps · max|ref| absolute.
+// Tolerances (eps = 2^-11 fp16, 2^-8 bf16, 2^-18 fp32): element-wise outputs 2 eps relative + 2 eps
+// absolute (one rounding of an fp32 result); gelu backward 4 eps; column sums (bias gradients) 4
+// eps relative + 4 eps · max|ref| absolute.
 #include <gtest/gtest.h>
 
 #include "kernels/detail/elementwise.cuh"
@@ -20,7 +20,7 @@ namespace {
 
 template <class T>
 class Elementwise : public GpuTest {};
-using Types = ::testing::Types<__half, __nv_bfloat16>;
+using Types = ::testing::Types<__half, __nv_bfloat16, float>;  // float: tf32/fp32 steps
 TYPED_TEST_SUITE(Elementwise, Types);
 
 const int kWidths[] = {8, 200, 1024, 3072, 4096, 8192};

@@ -1,8 +1,8 @@
 // Attention softmax forward/backward against the float64 reference: scale, padding mask, causal
 // mask, score bias, dropout on the probabilities, fully hidden rows.
 //
-// Tolerances (eps = 2^-11 fp16, 2^-8 bf16): probs and dropped probs 2 eps relative + 1e-7
-// absolute (fp16 subnormals); dscores 4 eps relative + 4 eps · max|ref| absolute.
+// Tolerances (eps = 2^-11 fp16, 2^-8 bf16, 2^-18 fp32): probs and dropped probs 2 eps relative +
+// 1e-7 absolute (fp16 subnormals); dscores 4 eps relative + 4 eps · max|ref| absolute.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +18,7 @@ namespace {
 
 template <class T>
 class Softmax : public GpuTest {};
-using Types = ::testing::Types<__half, __nv_bfloat16>;
+using Types = ::testing::Types<__half, __nv_bfloat16, float>;  // float: tf32/fp32 steps
 TYPED_TEST_SUITE(Softmax, Types);
 
 struct Case {

@@ -47,6 +47,9 @@ def test_train_names_match_xfbench_after_backend_mapping():
               for n in names(["TrainStep"])}
     assert "TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused" in mapped
     assert "TrainStep/fused/gpt2-medium/bf16/seq:1024/batch:8/accum:4/ckpt:off/adamw:fused" in mapped
+    # tf32: xfbench runs it on the unfused attention, the peer's HF eager attention pairs with it
+    assert "TrainStep/unfused/bert-large/tf32/seq:128/batch:64/accum:1/ckpt:off/adamw:fused" in mapped
+    assert "TrainStep/fused/bert-large/tf32/seq:128/batch:64/accum:1/ckpt:off/adamw:fused" in mapped
     spec = [x for x in peer.default_specs(["TrainStep"]) if "accum:4" in x.name][0]
     s, h, L, V = spec.kw["seq"], 1024, 24, 30522
     per = 3 * (L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V)

@@ -63,15 +63,19 @@ double check_gradients(const TrainConfig& c, double tol) {
 }  // namespace
 
 // fp16 within 1e-2, bf16 within 6x that (its mantissa is 8x coarser), relative L2 per parameter.
-// Measured on the H100: at most 1.2e-3 (fp16) and 7.1e-3 (bf16), so about 10x margin.
+// Measured on the H100: at most 1.2e-3 (fp16) and 7.1e-3 (bf16), so about 10x margin. tf32 (fp32
+// storage, products on fp16's mantissa) takes fp16's limit; fp32 computes in fp32 throughout,
+// within 1e-4 (TF32 products would not be). Both on the unfused attention, the one that runs them.
 TEST(TrainStepGpu, EveryGradientMatchesTheReference) {
   SKIP_WITHOUT_GPU();
   for (LmKind kind : {LmKind::masked, LmKind::causal})
-    for (Precision p : {Precision::fp16, Precision::bf16})
+    for (Precision p : {Precision::fp16, Precision::bf16, Precision::tf32, Precision::fp32})
       for (AttentionBackend be : {AttentionBackend::fused, AttentionBackend::unfused}) {
+        const bool fp32_storage = p == Precision::tf32 || p == Precision::fp32;
+        if (fp32_storage && be != AttentionBackend::unfused) continue;
         TrainConfig c = xftest::tiny(kind, p);
         c.backend = be;
-        const double tol = p == Precision::fp16 ? 1e-2 : 6e-2;
+        const double tol = p == Precision::bf16 ? 6e-2 : p == Precision::fp32 ? 1e-4 : 1e-2;
         std::printf("%-70s worst gradient rel_l2 %.2e\n", c.describe().c_str(),
                     check_gradients(c, tol));
       }
@@ -141,18 +145,26 @@ TEST(TrainStepGpu, AccumulationEqualsOneLargeBatch) {
 }
 
 // Fused (one launch) and unfused (a chain per tensor) AdamW: the same weights, master weights
-// and loss after 3 steps, bit for bit (dropout on, clipping active).
-TEST(TrainStepGpu, FusedAndUnfusedAdamWAgree) {
-  SKIP_WITHOUT_GPU();
+// and loss after 3 steps, bit for bit (dropout on, clipping active); tf32's AdamW updates the fp32
+// weights in place, as their own master copy.
+class TrainStepAdamW : public ::testing::TestWithParam<Precision> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(TrainStepAdamW, FusedAndUnfusedAgree) {
   std::map<std::string, std::vector<double>> w[2], master[2];
   float loss[2];
   for (OptimizerKind o : {OptimizerKind::fused, OptimizerKind::unfused}) {
-    TrainConfig c = xftest::tiny(LmKind::masked, Precision::bf16);
+    TrainConfig c = xftest::tiny(LmKind::masked, GetParam());
     c.dropout = 0.1f, c.optimizer = o, c.max_grad_norm = 0.5f;
+    if (GetParam() == Precision::tf32) c.backend = AttentionBackend::unfused;
     LanguageModel model(c);
     model.init_parameters(4);
     model.set_data(train::step_data(c));
+    const std::vector<double> before = model.download("layer0.wqkv", Values::weights, nullptr);
     for (int i = 0; i < 3; ++i) model.step(nullptr);
+    EXPECT_NE(model.download("layer0.wqkv", Values::weights, nullptr), before);  // written
     const int k = o == OptimizerKind::unfused;
     loss[k] = model.loss(nullptr);
     EXPECT_EQ(model.scalars(nullptr).step, 3);
@@ -168,15 +180,30 @@ TEST(TrainStepGpu, FusedAndUnfusedAdamWAgree) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Precisions, TrainStepAdamW,
+                         ::testing::Values(Precision::bf16, Precision::tf32),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
 // The plan made before allocating against the device memory the model and two steps took
-// (cudaMemGetInfo, GEMM plans cleared first so their workspaces count): within 10%.
+// (cudaMemGetInfo, GEMM plans cleared first so their workspaces count): within 10%. The whole
+// 24-layer bert-large and gpt2-medium, checkpointing off and on, and tf32's fp32 weights (their
+// own master copy) on 6 layers.
 TEST(TrainStepGpu, MemoryPlanWithinTenPercent) {
   SKIP_WITHOUT_GPU();
-  TrainConfig c;
-  c.model = lm_model("bert-large");
-  c.model.layers = 6;
-  for (int ckpt : {0, 1}) {
-    c.seq = 128, c.batch = 32, c.checkpointing = ckpt;
+  std::vector<TrainConfig> configs;
+  for (const char* name : {"bert-large", "gpt2-medium"})
+    for (bool ckpt : {false, true}) {
+      TrainConfig c;
+      c.model = lm_model(name);
+      c.seq = c.model.kind == LmKind::masked ? 128 : 1024;
+      c.batch = c.model.kind == LmKind::masked ? 32 : 8;
+      c.checkpointing = ckpt;
+      configs.push_back(c);
+    }
+  TrainConfig t = configs.front();
+  t.model.layers = 6, t.precision = Precision::tf32, t.backend = AttentionBackend::unfused;
+  configs.push_back(t);
+  for (const TrainConfig& c : configs) {
     clear_gemm_plans();
     XF_CUDA_CHECK(cudaDeviceSynchronize());
     const std::size_t before = train::device_memory_used();
@@ -196,14 +223,16 @@ TEST(TrainStepGpu, MemoryPlanWithinTenPercent) {
 // The plugin's validation on the tiny models: the first loss is ln V within 5%, and it falls.
 TEST(TrainStepGpu, LossStartsAtLnVocabAndFalls) {
   SKIP_WITHOUT_GPU();
-  for (LmKind kind : {LmKind::masked, LmKind::causal}) {
-    TrainConfig c = xftest::tiny(kind, Precision::bf16);
-    c.dropout = 0.1f, c.adamw.lr = 1e-3f;
-    LanguageModel model(c);
-    model.init_parameters(2);
-    model.set_data(train::step_data(c));
-    std::printf("%s\n", train::validate_training(model, nullptr).c_str());
-  }
+  for (LmKind kind : {LmKind::masked, LmKind::causal})
+    for (Precision p : {Precision::bf16, Precision::tf32}) {
+      TrainConfig c = xftest::tiny(kind, p);
+      c.dropout = 0.1f, c.adamw.lr = 1e-3f;
+      if (p == Precision::tf32) c.backend = AttentionBackend::unfused;
+      LanguageModel model(c);
+      model.init_parameters(2);
+      model.set_data(train::step_data(c));
+      std::printf("%s\n", train::validate_training(model, nullptr).c_str());
+    }
 }
 
 // fp16: an overflowing loss scale skips the step (weights unchanged, counted) and halves.
