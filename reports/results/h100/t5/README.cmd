@@ -22,3 +22,16 @@ F='^(T5(Encoder|Decoder)/flash/fp16/fwd(bwd)?/seq:512/batch:64|BertLayer/flash/f
 for r in 1 2; do for v in base new; do build/cmp/$v/bin/xfbench --benchmark_filter="$F" --benchmark_out=flash_bias_${v}_$r.json --benchmark_out_format=json; done; done
 # T5 fwd+bwd +1.0-1.6% with the bias gradient in registers, no change without a bias
 # (kernels/PERF_attention.md has the table).
+#
+# The seeds' table, seq 512 (2026-11-25, the build with fbf2004 restored = main 5677ba2's kernels,
+# build/cmp/new; one device call, 573 s):
+sh reports/results/h100/t5/seed_sweep.sh 512 . build/cmp/new   # -> t5_seed_s512.json, t5_seed_s512_torch.json
+# xfbench's part hit its 390 s time-out after 73 of 84 cases (JSON cut at the last whole entry):
+# T5Decoder flash from batch 16 up (fwd and fwd+bwd) did not run. TFLOPS, unfused / fused / flash vs
+# HF eager:
+#   T5Encoder fwd     b2 208/245/252 vs 14.8  b8 270/363/386 vs 66.6  b32 313/393/419 vs 118  b128 336/405/433 vs 129
+#   T5Encoder fwdbwd  b2 195/233/250 vs 14.8  b8 278/343/368 vs 54.4  b32 328/382/402 vs 145  b128 360/396/418 vs 160
+#   T5Decoder fwd     b2 181/237/240 vs 14.3  b8 226/366/390 vs 51.0  b32 273/403/---  vs 103  b128 299/418/---  vs 110
+#   T5Decoder fwdbwd  b2 195/229/---  vs 13.7  b8 239/355/---  vs 57.2  b32 290/396/---  vs 128  b128 324/412/---  vs 140
+# (every batch in the JSON). unfused >= eager at every shape (2.2x at b128 to 14x at b2: HF's eager
+# block is launch-bound at small batches); no xfbench case below the PyTorch path at its shape.
