@@ -27,7 +27,7 @@ for r in 1 2; do for v in base new; do build/cmp/$v/bin/xfbench --benchmark_filt
 # build/cmp/new; one device call, 573 s):
 sh reports/results/h100/t5/seed_sweep.sh 512 . build/cmp/new   # -> t5_seed_s512.json, t5_seed_s512_torch.json
 # xfbench's part hit its 390 s time-out after 73 of 84 cases (JSON cut at the last whole entry):
-# T5Decoder flash from batch 16 up (fwd and fwd+bwd) did not run. TFLOPS, unfused / fused / flash vs
+# T5Decoder flash fwd from batch 16 up and flash fwd+bwd at every batch did not run. TFLOPS, unfused / fused / flash vs
 # HF eager:
 #   T5Encoder fwd     b2 208/245/252 vs 14.8  b8 270/363/386 vs 66.6  b32 313/393/419 vs 118  b128 336/405/433 vs 129
 #   T5Encoder fwdbwd  b2 195/233/250 vs 14.8  b8 278/343/368 vs 54.4  b32 328/382/402 vs 145  b128 360/396/418 vs 160
