@@ -2,12 +2,14 @@
 // plugins share besides their flags and names.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/transformer_block.hpp"
 #include "xfbench/case.hpp"
+#include "xfbench/error.hpp"
 
 namespace xfbench::block {
 
@@ -53,6 +55,30 @@ std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
 std::vector<std::string> choice_list_flag(const std::string& flag, const std::string& help,
                                           std::vector<std::string> fallback,
                                           const std::vector<std::string>& allowed);
+
+// A named model size from `table` (entries with a `name`): --xfbench_<flag>=<name>. Throws
+// InvalidArgument "--xfbench_<flag>: unknown model 'x' (known: a, b, ...)".
+template <class Model, std::size_t N>
+const Model& model_named(const Model (&table)[N], const std::string& flag,
+                         const std::string& name) {
+  std::string known;
+  for (const Model& m : table) {
+    if (name == m.name) return m;
+    known += std::string(known.empty() ? "" : ", ") + m.name;
+  }
+  XF_THROW(InvalidArgument,
+           "--xfbench_" + flag + ": unknown model '" + name + "' (known: " + known + ")");
+}
+
+// The tag a block family's case names carry for the sizes in use: none for `default_name`,
+// "/model:<name>" for the other sizes of `table` (the first `is(m)` holds for), `custom` otherwise.
+template <class Model, std::size_t N, class Is>
+std::string model_tag(const Model (&table)[N], const std::string& default_name, Is is,
+                      std::string custom) {
+  for (const Model& m : table)
+    if (is(m)) return m.name == default_name ? "" : std::string("/model:") + m.name;
+  return custom;
+}
 
 kernels::AttentionBackend backend_of(const std::string& name);  // "unfused", "fused", "flash"
 kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16"

@@ -26,23 +26,15 @@ constexpr Model kModels[] = {{"gpt2", 768, 12, 3072},
                              {"gpt2-xl", 1600, 25, 6400}};
 constexpr const char* kDefaultModel = "gpt2-medium";  // the seeds' GPT-2 table
 
-const Model& model_named(const std::string& name) {
-  std::string known;
-  for (const Model& m : kModels) {
-    if (name == m.name) return m;
-    known += std::string(known.empty() ? "" : ", ") + m.name;
-  }
-  XF_THROW(InvalidArgument,
-           "--xfbench_gpt2_model: unknown model '" + name + "' (known: " + known + ")");
-}
-
 // The sizes from --xfbench_gpt2_model, each overridden by --xfbench_gpt2_hidden/heads/inner (inner
 // defaults to 4 · hidden when only hidden is given), and the tag the case names carry: none for
 // gpt2-medium, "/model:<name>" for the other named sizes, "/hidden:H/heads:N/inner:I" otherwise.
 BlockConfig model_from_flags(std::string& tag) {
-  const Model& named = model_named(flag_string("gpt2_model", kDefaultModel,
-                                               "GPT2Block model: gpt2, gpt2-medium, gpt2-large, "
-                                               "gpt2-xl (custom sizes: the flags below)"));
+  const Model& named =
+      block::model_named(kModels, "gpt2_model",
+                         flag_string("gpt2_model", kDefaultModel,
+                                     "GPT2Block model: gpt2, gpt2-medium, gpt2-large, "
+                                     "gpt2-xl (custom sizes: the flags below)"));
   const int hidden =
       int(flag_int("gpt2_hidden", 0, "GPT2Block hidden size (0: the model's; gpt2-medium: 1024)"));
   const int heads =
@@ -54,11 +46,13 @@ BlockConfig model_from_flags(std::string& tag) {
                                       inner    ? inner
                                       : hidden ? 4 * hidden
                                                : named.inner);
-  tag = "/hidden:" + std::to_string(c.hidden) + "/heads:" + std::to_string(c.heads) +
-        "/inner:" + std::to_string(c.intermediate);
-  for (const Model& m : kModels)
-    if (c.hidden == m.hidden && c.heads == m.heads && c.intermediate == m.inner)
-      tag = m.name == std::string(kDefaultModel) ? "" : std::string("/model:") + m.name;
+  tag = block::model_tag(
+      kModels, kDefaultModel,
+      [&](const Model& m) {
+        return c.hidden == m.hidden && c.heads == m.heads && c.intermediate == m.inner;
+      },
+      "/hidden:" + std::to_string(c.hidden) + "/heads:" + std::to_string(c.heads) +
+          "/inner:" + std::to_string(c.intermediate));
   return c;
 }
 

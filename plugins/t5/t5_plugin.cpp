@@ -27,16 +27,6 @@ constexpr Model kModels[] = {{"t5-small", 512, 8, 64, 2048},
                              {"t5-3b", 1024, 32, 128, 16384}};
 constexpr const char* kDefaultModel = "t5-large";  // the seeds' T5 table
 
-const Model& model_named(const std::string& name) {
-  std::string known;
-  for (const Model& m : kModels) {
-    if (name == m.name) return m;
-    known += std::string(known.empty() ? "" : ", ") + m.name;
-  }
-  XF_THROW(InvalidArgument,
-           "--xfbench_t5_model: unknown model '" + name + "' (known: " + known + ")");
-}
-
 // The sizes from --xfbench_t5_model, each overridden by --xfbench_t5_d_model/heads/d_kv/d_ff, the
 // FFN from --xfbench_t5_ffn, and the tag the case names carry: none for t5-large with ReLU,
 // "/model:<name>" for the other named sizes, "/d_model:D/heads:N/d_kv:K/d_ff:F" otherwise, then
@@ -48,10 +38,12 @@ struct Dims {
 };
 
 Dims dims_from_flags() {
-  const Model& named = model_named(flag_string(
-      "t5_model", kDefaultModel,
-      "T5Encoder/T5Decoder model: t5-small, t5-base, t5-large, t5-3b (custom sizes: the flags "
-      "below)"));
+  const Model& named = block::model_named(
+      kModels, "t5_model",
+      flag_string(
+          "t5_model", kDefaultModel,
+          "T5Encoder/T5Decoder model: t5-small, t5-base, t5-large, t5-3b (custom sizes: the flags "
+          "below)"));
   auto size = [](const char* flag, const char* what) {
     return int(flag_int(flag, 0, std::string("T5 ") + what + " (0: the model's)"));
   };
@@ -67,11 +59,13 @@ Dims dims_from_flags() {
              "--xfbench_t5_ffn: unknown FFN '" + ffn + "' (known: relu, gated-gelu)");
   Dims d{d_model ? d_model : named.d_model, heads ? heads : named.heads, d_kv ? d_kv : named.d_kv,
          d_ff ? d_ff : named.d_ff,          ffn == "gated-gelu",         ""};
-  d.tag = "/d_model:" + std::to_string(d.d_model) + "/heads:" + std::to_string(d.heads) +
-          "/d_kv:" + std::to_string(d.d_kv) + "/d_ff:" + std::to_string(d.d_ff);
-  for (const Model& m : kModels)
-    if (d.d_model == m.d_model && d.heads == m.heads && d.d_kv == m.d_kv && d.d_ff == m.d_ff)
-      d.tag = m.name == std::string(kDefaultModel) ? "" : std::string("/model:") + m.name;
+  d.tag = block::model_tag(
+      kModels, kDefaultModel,
+      [&](const Model& m) {
+        return d.d_model == m.d_model && d.heads == m.heads && d.d_kv == m.d_kv && d.d_ff == m.d_ff;
+      },
+      "/d_model:" + std::to_string(d.d_model) + "/heads:" + std::to_string(d.heads) +
+          "/d_kv:" + std::to_string(d.d_kv) + "/d_ff:" + std::to_string(d.d_ff));
   if (d.gated) d.tag += "/ffn:gated-gelu";
   return d;
 }
