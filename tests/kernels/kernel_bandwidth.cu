@@ -15,6 +15,7 @@
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/softmax.hpp"
+#include "launch_timing.hpp"
 #include "xfbench/memory.hpp"
 
 namespace xk = xfbench::kernels;
@@ -23,22 +24,9 @@ namespace {
 
 FILE* g_out = nullptr;
 
-// Median-free simple timing: 5 warm-up launches, then the mean of 50 back-to-back launches.
+// The mean of 50 back-to-back launches after 5 warm-up launches.
 double time_ms(cudaStream_t s, const std::function<void()>& launch) {
-  for (int i = 0; i < 5; ++i) launch();
-  cudaEvent_t a, b;
-  XF_CUDA_CHECK(cudaEventCreate(&a));
-  XF_CUDA_CHECK(cudaEventCreate(&b));
-  const int iters = 50;
-  XF_CUDA_CHECK(cudaEventRecord(a, s));
-  for (int i = 0; i < iters; ++i) launch();
-  XF_CUDA_CHECK(cudaEventRecord(b, s));
-  XF_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  XF_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / iters;
+  return xftest::time_ms(launch, 50, 5, s);
 }
 
 void report(const std::string& name, const std::string& shape, double ms, double bytes,

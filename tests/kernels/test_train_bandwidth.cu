@@ -11,6 +11,7 @@
 #include "kernels/cross_entropy.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/grad_norm.hpp"
+#include "launch_timing.hpp"
 #include "train_test_util.hpp"
 
 namespace xk = xfbench::kernels;

@@ -1,10 +1,9 @@
 // Helpers of the training-step kernel tests: integer device arrays, the unit roundoff of each
-// storage type (fp32 included), and event timing for the by-hand bandwidth tests.
+// storage type (fp32 included), and tolerances in those units.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -36,23 +35,6 @@ template <class T>
   for (double r : ref) scale = std::max(scale, std::abs(r));
   const double u = ulps * unit_roundoff<T>();
   return close(name, got, ref, {u * std::max(scale, 1e-30), u});
-}
-
-// Mean milliseconds of `iters` back-to-back launches after 3 warm-up launches.
-inline double time_ms(const std::function<void()>& launch, int iters = 20) {
-  for (int i = 0; i < 3; ++i) launch();
-  cudaEvent_t a, b;
-  XF_CUDA_CHECK(cudaEventCreate(&a));
-  XF_CUDA_CHECK(cudaEventCreate(&b));
-  XF_CUDA_CHECK(cudaEventRecord(a, nullptr));
-  for (int i = 0; i < iters; ++i) launch();
-  XF_CUDA_CHECK(cudaEventRecord(b, nullptr));
-  XF_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  XF_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / iters;
 }
 
 }  // namespace xftest
