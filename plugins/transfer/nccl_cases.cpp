@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "copy_kernels.hpp"
-#include "nccl_comm.hpp"
+#include "kernels/nccl_comm.hpp"
 #include "topology.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/xfbench.hpp"
@@ -15,6 +15,13 @@
 
 namespace xfbench::transfer {
 namespace {
+
+using kernels::abort_communicator;
+using kernels::Communicator;
+using kernels::max_over_ranks;
+using kernels::mpi_enabled;
+using kernels::sum_over_ranks;
+using kernels::world_size;
 
 struct NcclCase {
   Collective op;
@@ -34,23 +41,6 @@ ncclDataType_t nccl_type(Dtype t) {
       XF_THROW(InvalidArgument,
                std::string("NCCL cases run fp32, fp16 or bf16, not ") + to_string(t));
   }
-}
-
-// This process's GPUs: one under MPI (by local rank), else --xfbench_gpus or all visible.
-std::vector<int> local_devices(const std::vector<int>& gpus) {
-  const int n = device_count();
-  if (mpi_enabled()) return {local_rank() % std::max(n, 1)};
-  std::vector<int> devs = gpus;
-  if (devs.empty()) {
-    for (int i = 0; i < n; ++i) devs.push_back(i);
-  }
-  for (int d : devs) {
-    if (d >= n) {
-      XF_THROW(Unsupported, "--xfbench_gpus names GPU " + std::to_string(d) + " but " +
-                                std::to_string(n) + " are visible");
-    }
-  }
-  return devs;
 }
 
 // Buffers, stream and join event of one local rank.
@@ -157,7 +147,7 @@ std::string describe_ranks(const Communicator& comm) {
 }
 
 void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector<int>& gpus) {
-  const std::vector<int> devices = local_devices(gpus);
+  const std::vector<int> devices = kernels::local_devices(gpus, device_count());
   const int nranks = mpi_enabled() ? world_size() : int(devices.size());
   nccl_type(c.dtype);  // rejects other dtypes before any GPU work
   if (nranks > max_exact_ranks(c.dtype)) {
@@ -186,7 +176,7 @@ void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector
                               " do not fit in a GPU's free memory");
   }
 
-  Communicator& comm = communicator(devices);
+  Communicator& comm = kernels::communicator(devices);
   std::vector<RankData> ranks(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
     RankData& r = ranks[i];

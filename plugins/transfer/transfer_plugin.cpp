@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "nccl_comm.hpp"
+#include "kernels/nccl_comm.hpp"
 #include "topology.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/xfbench.hpp"
@@ -12,20 +12,10 @@ namespace xfbench::transfer {
 namespace {
 
 std::vector<int> gpu_list() {
-  std::vector<int> out;
-  for (const std::string& g :
-       flag_list("gpus", "GPUs for P2P pairs and NCCL collectives, e.g. 0,1 (default: all)")) {
-    char* end = nullptr;
-    long v = std::strtol(g.c_str(), &end, 10);
-    if (g.empty() || *end != '\0' || v < 0 || v > 1023) {
-      XF_THROW(InvalidArgument, "--xfbench_gpus: '" + g + "' is not a GPU index");
-    }
-    for (int seen : out) {
-      if (seen == v) XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + g + " given twice");
-    }
-    out.push_back(int(v));
-  }
-  return out;
+  return kernels::gpu_indices(
+      flag_list("gpus",
+                "GPUs for P2P pairs, NCCL collectives and multi-GPU TrainStep, e.g. 0,1 "
+                "(default: all)"));
 }
 
 // Sizes from --xfbench_<name>: all of them in the default suite, else `fallback` with `core` of
@@ -47,7 +37,7 @@ Sizes sizes_flag(const std::string& name, const std::string& help,
 }
 
 void register_cases() {
-  mpi_init_if_launched();
+  kernels::mpi_init_if_launched();
   const std::vector<int> gpus = gpu_list();
   const auto nccl_sizes = sizes_flag(
       "nccl_sizes", "NCCL sizes, e.g. 8B,1MiB,1GiB (default 8B,1KiB,64KiB,1MiB,16MiB,...,4GiB)",
@@ -71,7 +61,7 @@ void register_cases() {
   if (dtypes.empty()) dtypes = {Dtype::fp32, Dtype::fp16, Dtype::bf16};
 
   // Under MPI the processes share nodes: only the collectives are meaningful there.
-  if (!mpi_enabled()) {
+  if (!kernels::mpi_enabled()) {
     register_memcpy_cases(sizes_flag("memcpy_sizes",
                                      "Memcpy sizes, e.g. 4KiB,256MiB (default 4KiB,16KiB,...,1GiB)",
                                      default_memcpy_sizes(), {256 * MiB}, 4));
@@ -104,7 +94,7 @@ void register_cases() {
     int n = 0;
     XF_CUDA_CHECK(cudaGetDeviceCount(&n));
     ContextEntries entries = topology_context(n);
-    entries.emplace_back("mpi", mpi_build_status());
+    entries.emplace_back("mpi", kernels::mpi_build_status());
     return entries;
   });
 }

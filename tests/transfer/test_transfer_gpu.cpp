@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "copy_kernels.hpp"
-#include "nccl_comm.hpp"
+#include "kernels/nccl_comm.hpp"
 #include "test_paths.hpp"
 #include "transfer_math.hpp"
 #include "xfbench/device.hpp"
@@ -61,7 +61,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 // Runs `op` on the communicators of `devices` with `count`-element buffers; returns wrong elements.
 long long run_collective(Collective op, Dtype t, std::size_t bytes, const std::vector<int>& devices,
                          bool corrupt) {
-  Communicator& comm = communicator(devices);
+  kernels::Communicator& comm = kernels::communicator(devices);
   const int n = comm.nranks;
   CollectiveShape s = shape_for(op, bytes, size_of(t), n);
   EXPECT_GT(s.chunk, 0u);

@@ -1,7 +1,8 @@
-#include "nccl_comm.hpp"
+#include "kernels/nccl_comm.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -9,11 +10,11 @@
 #include "xfbench/check_libs.hpp"
 #include "xfbench/error.hpp"
 
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
 #include <mpi.h>
 #endif
 
-namespace xfbench::transfer {
+namespace xfbench::kernels {
 namespace {
 
 int env_int(const char* name, int fallback) {
@@ -28,7 +29,7 @@ bool launched_by_mpi() {
 
 bool g_mpi = false;
 
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
 // Finalises MPI at exit, after the communicators (constructed later, destroyed earlier).
 struct MpiSession {
   MpiSession() {
@@ -67,7 +68,7 @@ Cache& cache() {
 bool mpi_enabled() { return g_mpi; }
 
 void mpi_init_if_launched() {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi || !launched_by_mpi()) return;
   static MpiSession session;
   g_mpi = true;
@@ -75,7 +76,7 @@ void mpi_init_if_launched() {
 }
 
 int world_rank() {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
     int r = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
@@ -86,7 +87,7 @@ int world_rank() {
 }
 
 int world_size() {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
     int n = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -97,7 +98,7 @@ int world_size() {
 }
 
 int local_rank() {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
     static const int r = [] {
       MPI_Comm node;
@@ -114,7 +115,7 @@ int local_rank() {
 }
 
 long long sum_over_ranks(long long v) {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
     long long out = 0;
     MPI_Allreduce(&v, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -125,7 +126,7 @@ long long sum_over_ranks(long long v) {
 }
 
 double max_over_ranks(double v) {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
     double out = 0;
     MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -136,7 +137,7 @@ double max_over_ranks(double v) {
 }
 
 std::string mpi_build_status() {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
   MPI_Get_library_version(version, &len);
@@ -146,6 +147,36 @@ std::string mpi_build_status() {
 #else
   return "built without MPI";
 #endif
+}
+
+std::vector<int> gpu_indices(const std::vector<std::string>& items) {
+  std::vector<int> out;
+  for (const std::string& g : items) {
+    char* end = nullptr;
+    long v = std::strtol(g.c_str(), &end, 10);
+    if (g.empty() || *end != '\0' || v < 0 || v > 1023)
+      XF_THROW(InvalidArgument, "--xfbench_gpus: '" + g + "' is not a GPU index");
+    if (std::find(out.begin(), out.end(), int(v)) != out.end())
+      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + g + " given twice");
+    out.push_back(int(v));
+  }
+  return out;
+}
+
+std::vector<int> local_devices(const std::vector<int>& gpus, int visible, int wanted) {
+  if (g_mpi) return {local_rank() % std::max(visible, 1)};
+  std::vector<int> devs = gpus;
+  if (devs.empty())
+    for (int i = 0; i < visible && (wanted <= 0 || i < wanted); ++i) devs.push_back(i);
+  for (int d : devs)
+    if (d >= visible)
+      XF_THROW(Unsupported, "--xfbench_gpus names GPU " + std::to_string(d) + " but " +
+                                std::to_string(visible) + " are visible");
+  if (wanted > 0 && int(devs.size()) > wanted) devs.resize(std::size_t(wanted));
+  if (wanted > 0 && int(devs.size()) < wanted)
+    XF_THROW(Unsupported, "needs " + std::to_string(wanted) + " GPUs, " +
+                              std::to_string(devs.size()) + (gpus.empty() ? " visible" : " given"));
+  return devs;
 }
 
 Communicator& communicator(const std::vector<int>& devices) {
@@ -162,7 +193,7 @@ Communicator& communicator(const std::vector<int>& devices) {
     for (int i = 0; i < comm->nranks; ++i) comm->ranks.push_back(i);
     XF_NCCL_CHECK(ncclCommInitAll(comm->comms.data(), comm->nranks, devices.data()));
   } else {
-#if defined(XFBENCH_TRANSFER_MPI)
+#if defined(XFBENCH_NCCL_MPI)
     if (devices.size() != 1) XF_THROW(InvalidArgument, "under MPI each process drives one GPU");
     ncclUniqueId id;
     if (world_rank() == 0) XF_NCCL_CHECK(ncclGetUniqueId(&id));
@@ -180,4 +211,4 @@ Communicator& communicator(const std::vector<int>& devices) {
 
 void abort_communicator() { cache().reset(true); }
 
-}  // namespace xfbench::transfer
+}  // namespace xfbench::kernels
