@@ -111,15 +111,28 @@ void train_scalars_init(TrainScalars* scalars, const LossScaling& scaling, cudaS
 std::size_t grad_norm_scratch_bytes() { return sizeof(float) * kNormBlocks; }
 
 template <class T>
-void grad_norm_clip(TrainScalars* scalars, float* scratch, const T* grads, std::size_t n,
-                    float max_norm, const LossScaling& scaling, cudaStream_t stream) {
-  if (!scalars || !scratch || (n > 0 && !grads))
-    XF_THROW(InvalidArgument, "grad_norm_clip: scalars, scratch and grads must be set");
-  detail::require_aligned(grads, "grad_norm_clip: grads");
+void grad_norm_partials(float* scratch, const T* grads, std::size_t n, cudaStream_t stream) {
+  if (!scratch || (n > 0 && !grads))
+    XF_THROW(InvalidArgument, "grad_norm_partials: scratch and grads must be set");
+  detail::require_aligned(grads, "grad_norm_partials: grads");
   sum_squares_kernel<T><<<kNormBlocks, kNormThreads, 0, stream>>>(scratch, grads, n);
   XF_CUDA_CHECK_LAUNCH();
+}
+
+void grad_norm_finish(TrainScalars* scalars, const float* scratch, float max_norm,
+                      const LossScaling& scaling, cudaStream_t stream) {
+  if (!scalars || !scratch)
+    XF_THROW(InvalidArgument, "grad_norm_finish: scalars and scratch must be set");
   finish_kernel<<<1, kNormBlocks, 0, stream>>>(scalars, scratch, max_norm, scaling);
   XF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void grad_norm_clip(TrainScalars* scalars, float* scratch, const T* grads, std::size_t n,
+                    float max_norm, const LossScaling& scaling, cudaStream_t stream) {
+  if (!scalars) XF_THROW(InvalidArgument, "grad_norm_clip: scalars must be set");
+  grad_norm_partials<T>(scratch, grads, n, stream);
+  grad_norm_finish(scalars, scratch, max_norm, scaling, stream);
 }
 
 template <class T>
@@ -138,7 +151,8 @@ void grad_accumulate(T* acc, const T* g, std::size_t n, cudaStream_t stream) {
 #define XF_INSTANTIATE(T)                                                              \
   template void grad_norm_clip<T>(TrainScalars*, float*, const T*, std::size_t, float, \
                                   const LossScaling&, cudaStream_t);                   \
-  template void grad_accumulate<T>(T*, const T*, std::size_t, cudaStream_t);
+  template void grad_accumulate<T>(T*, const T*, std::size_t, cudaStream_t);           \
+  template void grad_norm_partials<T>(float*, const T*, std::size_t, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)

@@ -50,6 +50,16 @@ template <class T>
 void grad_norm_clip(TrainScalars* scalars, float* scratch, const T* grads, std::size_t n,
                     float max_norm, const LossScaling& scaling, cudaStream_t stream);
 
+// grad_norm_clip's two passes apart, for gradients sharded over ranks (ZeRO): grad_norm_partials
+// writes the partial sums of squares of this rank's shard into `scratch`
+// (grad_norm_scratch_bytes() / 4 floats); the caller adds them element-wise over the ranks (an
+// all-reduce); grad_norm_finish does the rest of grad_norm_clip on the sums. On one rank the two
+// are grad_norm_clip, bit for bit.
+template <class T>
+void grad_norm_partials(float* scratch, const T* grads, std::size_t n, cudaStream_t stream);
+void grad_norm_finish(TrainScalars* scalars, const float* scratch, float max_norm,
+                      const LossScaling& scaling, cudaStream_t stream);
+
 // acc += g over n elements (gradient accumulation when the backward overwrites its gradients;
 // n % 8 == 0, pointers 16-byte aligned). T = __half, __nv_bfloat16 or float.
 template <class T>

@@ -98,8 +98,9 @@ LanguageModel::LanguageModel(const TrainConfig& config) : impl_(std::make_unique
   m.params = DeviceAllocation(P * e, "parameters");
   m.grads = DeviceAllocation(P * e, "gradients");
   if (c.accum > 1) m.accum_grads = DeviceAllocation(P * e, "gradient accumulation");
-  m.master = m.weights_are_master() ? DeviceAllocation(2 * P * 4, "AdamW moments")
-                                    : DeviceAllocation(3 * P * 4, "master weights and moments");
+  if (!c.shard_optimizer)  // ZeRO-2: the data-parallel trainer holds a shard of AdamW's state
+    m.master = m.weights_are_master() ? DeviceAllocation(2 * P * 4, "AdamW moments")
+                                      : DeviceAllocation(3 * P * 4, "master weights and moments");
   m.arena = DeviceAllocation(m.layout.arena_bytes, "activations");
   // Gaps between segments stay zero: the norm runs over the whole gradient buffer.
   XF_CUDA_CHECK(cudaMemset(m.params.p, 0, P * e));
@@ -226,11 +227,34 @@ std::size_t LanguageModel::parameter_count() const {
   return n;
 }
 
+std::vector<std::size_t> LanguageModel::gradient_ready_offsets() const {
+  const std::vector<std::size_t>& g = impl_->layout.groups;  // embeddings, layers, head
+  return std::vector<std::size_t>(g.rbegin(), g.rend());
+}
+
+LanguageModel::Flat LanguageModel::flat() const {
+  const Impl& m = *impl_;
+  Flat f;
+  f.params = m.params.p;
+  f.grads = m.final_grads();
+  f.elements = m.layout.param_elements;
+  f.element_bytes = m.elem();
+  f.segments = m.adamw->segments();
+  if (!m.c.shard_optimizer) f.master = m.master_weights();
+  f.scalars = m.scalars();
+  f.norm_scratch = static_cast<float*>(m.buf("grad_norm_scratch"));
+  if (m.c.optimizer == OptimizerKind::unfused) f.adamw_scratch = m.buf("adamw_scratch");
+  f.loss_scaling = m.loss_scaling();
+  return f;
+}
+
 std::vector<double> LanguageModel::download(const std::string& name, Values which,
                                             cudaStream_t s) const {
   const Impl& m = *impl_;
   const detail::ParamSlot& p = m.layout.param(name);
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (which == Values::master && m.c.shard_optimizer && !m.weights_are_master())
+    XF_THROW(InvalidArgument, "language model: the master weights are sharded (ZeRO-2)");
   if (which == Values::master) return read_back<float>(m.master_weights() + p.offset, p.used);
   const void* src = which == Values::weights
                         ? m.param(name)

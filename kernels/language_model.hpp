@@ -23,10 +23,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/adamw.hpp"
 #include "kernels/grad_norm.hpp"
 #include "kernels/language_model_config.hpp"
 
@@ -91,6 +93,33 @@ class LanguageModel {
   std::vector<std::string> parameters() const;
   std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;
   std::size_t parameter_count() const;  // elements of every parameter (padding rows included)
+
+  // For a data-parallel trainer (plugins/train_step/parallel_trainer.hpp), one model per rank.
+  // The offsets of the flat gradient buffer from which on the gradients are final, in the order
+  // the backward gets there: the LM head's group, each layer's from the last to the first, 0 (the
+  // embeddings and the word table). compute_gradients(stream, ready) calls ready(i) while it
+  // enqueues, right after point i is reached in the last micro-batch (with accumulation: every
+  // point after the last micro-batch is added); ready may record an event on the stream.
+  std::vector<std::size_t> gradient_ready_offsets() const;
+  using GradientsReady = std::function<void(int point)>;
+  void compute_gradients(cudaStream_t stream, const GradientsReady& ready);
+  // step()'s second half on the final gradients: norm, clipping, AdamW (not with shard_optimizer).
+  void optimizer_step(cudaStream_t stream);
+  // The flat buffers and the optimizer's state a trainer reduces, shards and updates.
+  struct Flat {
+    void* params = nullptr;    // [elements] of the storage type (element_bytes each)
+    void* grads = nullptr;     // the step's final (accumulated) gradients, [elements]
+    std::size_t elements = 0;  // a multiple of TrainConfig::ranks × 128
+    std::size_t element_bytes = 2;
+    std::vector<ParamSegment> segments;  // the parameters, as the model's AdamW plan has them
+    // fp32 master weights [elements] (tf32/fp32: the weights); null with shard_optimizer
+    float* master = nullptr;
+    TrainScalars* scalars = nullptr;
+    float* norm_scratch = nullptr;  // grad_norm_scratch_bytes()
+    void* adamw_scratch = nullptr;  // adamw:unfused: two fp32 temporaries of the largest segment
+    LossScaling loss_scaling;
+  };
+  Flat flat() const;
 
   struct Impl;  // implementation detail (language_model.cu)
 

@@ -115,6 +115,7 @@ void check_train_config(const TrainConfig& c) {
   if (m.kind == LmKind::masked && (m.token_types <= 0 || m.token_types > 4))
     bad("a masked LM needs 1 to 4 token types");
   if (c.mlm_probability <= 0.f || c.mlm_probability > 1.f) bad("mlm probability must be in (0, 1]");
+  if (c.ranks < 1 || c.ranks > 4096) bad("ranks must be 1 to 4096");
   // widths, heads, the backend's limits (tf32/fp32: the unfused attention backend only)
   check_block_config(c.block());
 }

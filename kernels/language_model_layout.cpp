@@ -34,6 +34,12 @@ struct Builder {
     l.params.push_back(s);
     l.param_elements = round_up(l.param_elements + elements, kParamAlign);
   }
+  // Starts a group of parameters whose gradients the backward finishes together, at a multiple
+  // of `align` elements.
+  void group(std::size_t align) {
+    l.param_elements = round_up(l.param_elements, align);
+    l.groups.push_back(l.param_elements);
+  }
   // A slot of at least `bytes` under `key` (shared keys take the largest request).
   void slot(const std::string& key, std::size_t bytes, const std::string& part) {
     auto it = l.arena.find(key);
@@ -133,14 +139,20 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   ModelLayout l;
   Builder b{l, {}, {}};
 
+  // Data parallel: groups at multiples of ranks × 128 elements (equal shards of whole groups).
+  const std::size_t group_align = kParamAlign * std::size_t(c.ranks);
+  b.group(group_align);
   b.param("word", Vp * H, std::size_t(m.vocab) * H);
   b.param("position", std::size_t(m.positions) * H);
   if (masked)
     b.param("type", std::size_t(m.token_types) * H), b.param("emb_ln_w", H), b.param("emb_ln_b", H);
-  for (int i = 0; i < m.layers; ++i)
+  for (int i = 0; i < m.layers; ++i) {
+    b.group(group_align);
     for (const BlockTensor& t : block)
       if (t.role == TensorRole::parameter)
         b.param("layer" + std::to_string(i) + "." + t.name, t.bytes / e);
+  }
+  b.group(group_align);
   if (masked) {
     b.param("head_w", H * H), b.param("head_b", H), b.param("head_ln_w", H),
         b.param("head_ln_b", H);
@@ -148,6 +160,7 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   } else {
     b.param("lnf_w", H), b.param("lnf_b", H);
   }
+  l.param_elements = round_up(l.param_elements, group_align);
 
   for (int i = 0; i < m.layers; ++i)
     for (const BlockTensor& t : block) {
@@ -183,11 +196,14 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   l.plan.parts.push_back({"parameters", P * e});
   l.plan.parts.push_back({"gradients", P * e});
   if (c.accum > 1) l.plan.parts.push_back({"gradient accumulation", P * e});
+  // ZeRO-2: AdamW's state and the reduced gradients and updated weights of one shard.
+  const std::size_t S = c.shard_optimizer ? P / std::size_t(c.ranks) : P;
+  if (c.shard_optimizer) l.plan.parts.push_back({"gradient and weight shards", 2 * S * e});
   // tf32/fp32: the weights are the master copy (LanguageModel::Impl::weights_are_master).
   if (e == 4)
-    l.plan.parts.push_back({"AdamW moments", 2 * P * 4});
+    l.plan.parts.push_back({"AdamW moments", 2 * S * 4});
   else
-    l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * P * 4});
+    l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * S * 4});
   for (const auto& kv : b.part_bytes) l.plan.parts.push_back({kv.first, kv.second});
   l.plan.parts.push_back({"cuBLASLt workspaces", sizes.gemm_workspaces});
   return l;

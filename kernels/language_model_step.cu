@@ -181,21 +181,24 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
 }
 
 template <class T>
-void micro_batch_impl(Impl& m, cudaStream_t s, int k) {
+void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::GradientsReady* ready) {
   const Shapes z(m.c);
   const std::uint64_t step = m.micro_step++;
   embeddings_forward<T>(m, s, k, step);
   for (auto& b : m.blocks) b->forward(s, step);
   head_forward_backward<T>(m, s, k);
+  if (ready) (*ready)(0);
   for (int l = z.L - 1; l >= 0; --l) {
     // Checkpointing: the shared saved activations hold the last layer's, every other layer
     // recomputes its forward (writing its output again, the same bits) before its backward.
     if (m.c.checkpointing && l != z.L - 1) m.blocks[l]->forward(s, step);
     m.blocks[l]->backward(s, step);
+    if (ready) (*ready)(z.L - l);
   }
   const int last = z.L % 2;  // the layer-0 input gradient's ping-pong buffer (arena_key)
   embeddings_backward<T>(m, s, k, step, at<T>(m, "dgrad" + std::to_string(last)),
                          at<T>(m, "dgrad" + std::to_string(1 - last)));
+  if (ready) (*ready)(z.L + 1);
   if (m.c.accum > 1) {
     const std::size_t n = m.layout.param_elements;
     if (k == 0)
@@ -260,6 +263,7 @@ LossScaling LanguageModel::Impl::loss_scaling() const {
 
 void LanguageModel::Impl::reset_optimizer(cudaStream_t s) {
   const std::size_t n = layout.param_elements;
+  if (c.shard_optimizer) return train_scalars_init(scalars(), loss_scaling(), s);  // ZeRO-2
   if (!weights_are_master()) {
     with_storage_type(c.precision, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
@@ -270,9 +274,10 @@ void LanguageModel::Impl::reset_optimizer(cudaStream_t s) {
   train_scalars_init(scalars(), loss_scaling(), s);
 }
 
-void LanguageModel::Impl::micro_batch(cudaStream_t s, int k) {
+void LanguageModel::Impl::micro_batch(cudaStream_t s, int k,
+                                      const LanguageModel::GradientsReady* ready) {
   with_storage_type(c.precision, [&](auto* tag) {
-    micro_batch_impl<std::remove_pointer_t<decltype(tag)>>(*this, s, k);
+    micro_batch_impl<std::remove_pointer_t<decltype(tag)>>(*this, s, k, ready);
   });
 }
 
@@ -286,9 +291,22 @@ void LanguageModel::compute_gradients(cudaStream_t s) {
   for (int k = 0; k < impl_->c.accum; ++k) impl_->micro_batch(s, k);
 }
 
+void LanguageModel::compute_gradients(cudaStream_t s, const GradientsReady& ready) {
+  const int A = impl_->c.accum;
+  for (int k = 0; k < A; ++k) impl_->micro_batch(s, k, A == 1 ? &ready : nullptr);
+  if (A > 1)  // the accumulated gradients are final only now
+    for (int point = 0; point <= impl_->c.model.layers + 1; ++point) ready(point);
+}
+
+void LanguageModel::optimizer_step(cudaStream_t s) {
+  if (impl_->c.shard_optimizer)
+    XF_THROW(InvalidArgument, "language model: with a sharded optimizer the trainer steps it");
+  impl_->optimizer_step(s);
+}
+
 void LanguageModel::step(cudaStream_t s) {
   compute_gradients(s);
-  impl_->optimizer_step(s);
+  optimizer_step(s);
 }
 
 void LanguageModel::tune() {

@@ -96,6 +96,8 @@ def _sibling(name):
 
 steady_state = _sibling("steady_state")
 nvml = _sibling("nvml")
+parallel = _sibling("peer_parallel")
+DIST = parallel.Dist()  # torchrun's ranks, or one process
 
 
 # ---- pure Python: case list, names, FLOP and byte counts, JSON -------------------------------
@@ -143,7 +145,8 @@ def vector_bytes(op, n, dtype):
     return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
 
 
-def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,)):
+def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,),
+                  gpus=0):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -189,6 +192,14 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                 train_name(model, precision, s, b, accum, ckpt, adamw, backend),
                                 model=model, precision=precision, seq=s, batch=b, accum=accum,
                                 ckpt=ckpt, adamw=adamw, attention=LAYER_BACKENDS[backend]))
+        # multi-GPU (peer_parallel.py): the environment's p2p setting, per-GPU batches
+        for model, s, b in parallel.PARALLEL_HEADLINES if gpus else []:
+            for mode in parallel.PARALLEL_MODES:
+                name = parallel.parallel_name(train_name(model, "bf16", s, b), mode, gpus,
+                                              not parallel.p2p_disabled())
+                out.append(Spec("TrainStep", name, model=model, precision="bf16", seq=s, batch=b,
+                                accum=1, ckpt=False, adamw="fused", attention="sdpa",
+                                parallel=mode, gpus=gpus))
     return out
 
 
@@ -212,10 +223,10 @@ def counters(spec, seconds, mem_bytes=None):
         c["GB/s"] = (2 if k["direction"] == "d2d" else 1) * k["bytes"] / t / 1e9
     elif spec.family == "TrainStep":
         per = train_flops_per_sample(k["model"], k["seq"], ckpt=k["ckpt"])
-        samples = k["batch"] * k["accum"]  # one optimizer step of `accum` micro-batches
+        samples = k["batch"] * k["accum"]  # one optimizer step of `accum` micro-batches, per GPU
         c["TFLOPS"] = per * samples / t / 1e12
-        c["samples/s"] = samples / t
-        c["tokens/s"] = samples * k["seq"] / t
+        c["samples/s"] = samples * k.get("gpus", 1) / t  # all GPUs; TFLOPS per GPU
+        c["tokens/s"] = samples * k.get("gpus", 1) * k["seq"] / t
     else:  # layer families
         kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
         flops = layer_flops(k["batch"], k["seq"], h=k.get("hidden", H), kind=kind, passes=k["passes"])
@@ -527,10 +538,15 @@ def build_train(torch, spec, dev):
     if k["ckpt"]:
         model.gradient_checkpointing_enable()
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(k["precision"])  # None: fp32 model
+    mode = k.get("parallel")  # dp: DDP, zero2: FSDP (peer_parallel.py)
+    if mode:
+        model = parallel.wrap(torch, model, mode, dt, dev.index)
+        torch.manual_seed(1000 + DIST.rank)  # the same weights, each rank its own batches
     torch.backends.cuda.matmul.allow_tf32 = k["precision"] == "tf32"  # reset after each case
     fused = k["adamw"] == "fused"
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused, foreach=None if fused else False)
-    scaler = torch.amp.GradScaler("cuda", enabled=dt == torch.float16)
+    scaler = (parallel.grad_scaler(torch, mode, dt == torch.float16) if mode
+              else torch.amp.GradScaler("cuda", enabled=dt == torch.float16))
     batches = [train_batch(torch, k["model"], b, s, V, dev) for _ in range(k["accum"])]
 
     def step():
@@ -539,7 +555,10 @@ def build_train(torch, spec, dev):
                 loss = model(input_ids=ids, labels=labels).loss / len(batches)
             scaler.scale(loss).backward()
         scaler.unscale_(opt)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if mode:
+            parallel.clip(torch, model, mode, 1.0)
+        else:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(opt)
         scaler.update()
         opt.zero_grad(set_to_none=True)
@@ -564,7 +583,7 @@ def measure_hot(torch, fn, repetitions, min_time, warmup):
     stop.record()
     stop.synchronize()
     one = max(start.elapsed_time(stop) / 1e3, 1e-7)
-    iters = max(1, min(100000, int(min_time / one)))
+    iters = DIST.share(max(1, min(100000, int(min_time / one))))  # torchrun: rank 0's count
     reps = []
     for _ in range(repetitions):
         start.record()
@@ -591,7 +610,7 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
     fn()
     stop.record()
     stop.synchronize()
-    batch = steady_state.batch_size(window_s, start.elapsed_time(stop) / 1e3)
+    batch = DIST.share(steady_state.batch_size(window_s, start.elapsed_time(stop) / 1e3))
 
     events = [[torch.cuda.Event(enable_timing=True) for _ in range(2)] for _ in range(2)]
 
@@ -606,8 +625,8 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
     try:
         done_at = [time.perf_counter()]   # done_at[i]: host time at the completion of window i
         enqueue(events[0])
-        result, i = None, 0
-        while result is None:
+        result, i, done = None, 0, False
+        while not done:
             enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
             begin, end = events[i % 2]
             end.synchronize()
@@ -617,9 +636,12 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
                 rule.power_capped()
             result = rule.add(d / batch, d)
             i += 1
+            done = DIST.decide(result is not None)  # torchrun: every rank stops with rank 0
         torch.cuda.synchronize()  # the window queued ahead is not measured
     finally:
         samples = sampler.stop() if sampler else []
+    if result is None:  # a torchrun rank that followed rank 0: rank 0 reports
+        return None
 
     extra = steady_state.result_counters(result)
     t0, t1 = done_at[result.first], done_at[result.n_stop]
@@ -684,7 +706,9 @@ def run_cases(torch, specs, args, context):
                 reps = [measure_steady(torch, fn, args.options, args.window_ms / 1e3, device_nvml,
                                        lambda t: counters(spec, t))
                         for _ in range(args.repetitions)]
-            mem = torch.cuda.max_memory_allocated(dev)
+            mem = DIST.max(torch.cuda.max_memory_allocated(dev))  # torchrun: the most any GPU took
+            if not DIST.root:
+                continue
             entries += gb_entries(spec, reps, fi, ii, mem)
             print(summary_line(spec, reps), flush=True)
         except Exception as e:  # one failed case must not stop the run (as SkipWithError)
@@ -696,7 +720,8 @@ def run_cases(torch, specs, args, context):
             fn = None
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.cuda.empty_cache()
-        write_json(args.out, context, entries)
+        if DIST.root:
+            write_json(args.out, context, entries)
     return failed
 
 
@@ -728,7 +753,11 @@ def parse_args(argv=None):
     p.add_argument("--window-ms", type=float, default=10.0,
                    help="steady: target duration of one window in ms (default 10)")
     p.add_argument("--warmup", type=float, default=0.2, help="hot: warm-up seconds per case (default 0.2)")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0; torchrun: "
+                   "LOCAL_RANK)")
+    p.add_argument("--gpus", type=int, default=DIST.world if DIST.active else 0,
+                   help="TrainStep: add the multi-GPU dp and zero2 cases for this many GPUs "
+                        "(default: torchrun's WORLD_SIZE, else none); run them under torchrun")
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
     p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
@@ -757,6 +786,12 @@ def parse_args(argv=None):
             p.error(f"--{name.replace('_', '-')} must be > 0")
     if args.min_warmup < 0 or args.capped_warmup < 0:
         p.error("--min-warmup and --capped-warmup must be >= 0")
+    if args.gpus < 0:
+        p.error("--gpus must be >= 0")
+    if DIST.active:
+        if args.gpus != DIST.world:
+            p.error(f"--gpus {args.gpus} under torchrun with {DIST.world} ranks")
+        args.device = DIST.local_rank
     args.options = steady_state.Options(args.min_time, args.max_noise / 100, args.timeout, args.min_warmup,
                                         capped_warmup=args.capped_warmup)
     try:
@@ -779,7 +814,9 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
-                                 args.gpt2_model_list), args.filter)
+                                 args.gpt2_model_list, args.gpus), args.filter)
+    if DIST.active:  # each torchrun rank runs the multi-GPU cases only
+        specs = [s for s in specs if s.kw.get("gpus") == DIST.world]
     if args.list:
         for s in specs:
             print(s.gb_name)
@@ -797,12 +834,17 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     torch.cuda.set_device(args.device)
+    DIST.start(torch)
     context = base_context(args.mode, args.options, args.window_ms / 1e3)
     context.update(torch_context(torch, args.device))
     out_dir = os.path.dirname(os.path.abspath(args.out))
     os.makedirs(out_dir, exist_ok=True)
-    failed = run_cases(torch, specs, args, context)
-    print(f"wrote {args.out}: {len(specs) - failed} cases ran, {failed} failed", flush=True)
+    try:
+        failed = run_cases(torch, specs, args, context)
+    finally:
+        DIST.stop()
+    if DIST.root:
+        print(f"wrote {args.out}: {len(specs) - failed} cases ran, {failed} failed", flush=True)
     return 1 if failed else 0
 
 

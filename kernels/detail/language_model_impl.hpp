@@ -71,8 +71,10 @@ struct LanguageModel::Impl {
   // Philox seeds: block i draws from dropout_seed(i), the embeddings from dropout_seed(layers).
   std::uint64_t dropout_seed(int site) const;
 
-  void reset_optimizer(cudaStream_t s);     // master = weights, moments 0, scalars initial
-  void micro_batch(cudaStream_t s, int k);  // forward, loss, backward, accumulation
+  void reset_optimizer(cudaStream_t s);  // master = weights, moments 0, scalars initial
+  // Forward, loss, backward, accumulation; `ready` (data parallel) is called at each gradient
+  // ready point (LanguageModel::gradient_ready_offsets).
+  void micro_batch(cudaStream_t s, int k, const LanguageModel::GradientsReady* ready = nullptr);
   void optimizer_step(cudaStream_t s);
 };
 

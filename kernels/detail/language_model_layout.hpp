@@ -44,6 +44,9 @@ struct ArenaSlot {
 struct ModelLayout {
   std::vector<ParamSlot> params;
   std::size_t param_elements = 0;  // flat buffer length (segments 128-element aligned)
+  // Where the parameter groups begin: the embeddings (0), each layer, the LM head; multiples of
+  // TrainConfig::ranks × 128 elements, as is param_elements.
+  std::vector<std::size_t> groups;
   std::map<std::string, ArenaSlot> arena;
   std::size_t arena_bytes = 0;
   MemoryPlan plan;

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
+
 #include "train_validate.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -12,7 +14,14 @@ struct Spec {
   kernels::TrainConfig c;
   bool search = true;
   std::string unsupported;  // set at registration when this build cannot run the configuration
+  std::string name;
 };
+
+// samples/s of the cases that ran in this process, by name.
+std::map<std::string, double>& samples_per_second() {
+  static std::map<std::string, double> m;
+  return m;
+}
 
 // The dtype whose dense peak MFU is against (precisions and dtypes share their names).
 Dtype dtype_of(kernels::Precision p) { return parse_dtype(kernels::to_string(p)); }
@@ -34,14 +43,8 @@ void run_case(benchmark::State& state, const Spec& spec) {
   }
   if (spec.search) model.tune();
   const Timing t = time_gpu(state, stream, [&](cudaStream_t s) { model.step(s); });
-  const double samples = double(c.batch) * c.accum;
-  Work work;
-  work.flops = kernels::train_flops_per_sample(c) * samples;
-  work.dtype = dtype_of(c.precision);
-  work.samples = samples;
-  work.tokens = samples * c.seq;
-  set_counters(state, t, work);
-  state.counters["MFU"] = state.counters["pct_peak"];
+  set_train_counters(state, t, c, 1);
+  samples_per_second()[spec.name] = state.counters["samples/s"];
   state.counters["mem_GB"] = (double(device_memory_used()) - double(before)) / 1e9;
   state.counters["loss"] = model.loss(stream);
   if (c.precision == kernels::Precision::fp16)
@@ -49,6 +52,23 @@ void run_case(benchmark::State& state, const Spec& spec) {
 }
 
 }  // namespace
+
+void set_train_counters(benchmark::State& state, const Timing& t, const kernels::TrainConfig& c,
+                        int ranks) {
+  const double samples = double(c.batch) * c.accum;  // per GPU
+  Work work;
+  work.flops = kernels::train_flops_per_sample(c) * samples;
+  work.dtype = dtype_of(c.precision);
+  work.samples = samples * ranks;
+  work.tokens = samples * ranks * c.seq;
+  set_counters(state, t, work);
+  state.counters["MFU"] = state.counters["pct_peak"];
+}
+
+double recorded_samples_per_second(const std::string& name) {
+  auto it = samples_per_second().find(name);
+  return it == samples_per_second().end() ? 0 : it->second;
+}
 
 std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag) {
   return "TrainStep/" + std::string(kernels::to_string(c.backend)) + "/" + c.model.name + "/" +
@@ -58,15 +78,31 @@ std::string case_name(const kernels::TrainConfig& c, const std::string& model_ta
          model_tag;
 }
 
-std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c) {
+std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank) {
   std::vector<kernels::TokenBatch> out;
-  for (int k = 0; k < c.accum; ++k) out.push_back(kernels::synthetic_batch(c, c.seed + k));
+  for (int k = 0; k < c.accum; ++k)
+    out.push_back(kernels::synthetic_batch(c, c.seed + std::uint64_t(rank) * c.accum + k));
   return out;
+}
+
+kernels::TokenBatch concatenate(const std::vector<kernels::TokenBatch>& parts) {
+  kernels::TokenBatch all;
+  all.seq = parts.front().seq;
+  for (const kernels::TokenBatch& p : parts) {
+    const int offset = all.batch * all.seq;
+    all.batch += p.batch;
+    all.ids.insert(all.ids.end(), p.ids.begin(), p.ids.end());
+    all.type_ids.insert(all.type_ids.end(), p.type_ids.begin(), p.type_ids.end());
+    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
+    for (int r : p.head_rows) all.head_rows.push_back(r + offset);
+    all.head_targets.insert(all.head_targets.end(), p.head_targets.begin(), p.head_targets.end());
+  }
+  return all;
 }
 
 void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suite suite,
                     bool search) {
-  Spec spec{c, search, ""};
+  Spec spec{c, search, "", name};
   try {
     kernels::check_train_config(c);  // InvalidArgument propagates
   } catch (const Unsupported& e) {

@@ -7,6 +7,7 @@
 
 #include "kernels/language_model.hpp"
 #include "xfbench/case.hpp"
+#include "xfbench/timer.hpp"
 
 namespace xfbench::train {
 
@@ -14,8 +15,11 @@ namespace xfbench::train {
 // unfused> + model_tag (custom sizes: "/layers:L/hidden:H/..."; empty for a named model).
 std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag = "");
 
-// The micro-batches of a step: synthetic_batch with seeds config.seed, config.seed + 1, ...
-std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c);
+// The micro-batches of a step: synthetic_batch with seeds config.seed, config.seed + 1, ...;
+// data-parallel rank r's from config.seed + r·accum on (rank 0's are the one-GPU step's).
+std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank = 0);
+// Micro-batches as one batch, concatenated along the batch (the same sequences, one step).
+kernels::TokenBatch concatenate(const std::vector<kernels::TokenBatch>& parts);
 
 // Adds the case. check_train_config runs now: InvalidArgument propagates (the host exits 2),
 // Unsupported becomes the case's skip reason. When it runs: memory is planned (a step that does
@@ -29,5 +33,12 @@ void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suit
 
 // Bytes of device memory in use now (cudaMemGetInfo).
 std::size_t device_memory_used();
+
+// Counters of a timed step of `ranks` GPUs, each training on batch·accum samples: samples/s and
+// tokens/s of all of them, TFLOPS (train_flops_per_sample), pct_peak and MFU per GPU.
+void set_train_counters(benchmark::State& state, const Timing& t, const kernels::TrainConfig& c,
+                        int ranks);
+// samples/s of the case `name` if it ran earlier in this process, else 0 (`scaling`).
+double recorded_samples_per_second(const std::string& name);
 
 }  // namespace xfbench::train

@@ -1,12 +1,14 @@
 // The TrainStep family: a whole training step (forward, loss, backward, clipping, AdamW) of
 // BERT masked LM and GPT-2 causal LM, with the seeds' knobs in the names: attention backend,
-// model, precision, seq, batch, gradient accumulation, checkpointing, fused or unfused AdamW.
+// model, precision, seq, batch, gradient accumulation, checkpointing, fused or unfused AdamW;
+// and their multi-GPU variants (parallel_case.hpp) after them.
 #include <set>
 #include <string>
 #include <vector>
 
 #include "block_case.hpp"
 #include "kernels/language_model.hpp"
+#include "parallel_case.hpp"
 #include "train_case.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -19,9 +21,12 @@ struct Registry {
   std::string tag;  // custom sizes
   bool search = true;
   std::set<std::string> names;
+  std::vector<std::pair<TrainConfig, std::string>> added;  // with their tags
   void add(const TrainConfig& c, Suite suite) {
     const std::string name = case_name(c, tag);
-    if (names.insert(name).second) add_train_case(name, c, suite, search);
+    if (!names.insert(name).second) return;
+    add_train_case(name, c, suite, search);
+    added.emplace_back(c, tag);
   }
 };
 
@@ -97,6 +102,7 @@ void register_cases() {
       "train_ckpt", "TrainStep gradient checkpointing (off, on)", {"off"}, {"off", "on"});
   const std::vector<std::string> adamws = block::choice_list_flag(
       "train_adamw", "TrainStep AdamW (fused, unfused)", {"fused"}, {"fused", "unfused"});
+  const ParallelFlags parallel = parallel_flags(r.search);
   const bool given = !models.empty() || !seqs.empty() || !batches.empty();
 
   std::string tag;
@@ -127,6 +133,8 @@ void register_cases() {
                     r.add(c, Suite::core);
                   }
     }
+    if (parallel.given)
+      for (const auto& [c, t] : r.added) add_parallel_cases(c, t, parallel, Suite::core);
     return;
   }
 
@@ -155,6 +163,13 @@ void register_cases() {
   r.add(base(kernels::lm_model("gpt2"), 1024, 8, dropout), Suite::extended);
   r.add(base(kernels::lm_model("gpt2-large"), 1024, 4, dropout), Suite::extended);
   r.add(base(kernels::lm_model("gpt2-xl"), 1024, 2, dropout), Suite::extended);
+
+  // Multi-GPU: the seeds' BERT-large and (for ZeRO-2's memory) gpt2-large, per-GPU batches.
+  add_parallel_cases(heads[0], "", parallel, Suite::core);
+  add_parallel_cases(base(kernels::lm_model("gpt2-large"), 1024, 4, dropout), "", parallel,
+                     Suite::core);
+  add_parallel_cases(heads[1], "", parallel, Suite::extended);
+  add_parallel_cases(heads[2], "", parallel, Suite::extended);
 }
 
 }  // namespace

@@ -17,8 +17,18 @@ std::vector<float> training_losses(kernels::LanguageModel& model, int steps, cud
 }
 
 std::string validate_training(kernels::LanguageModel& model, cudaStream_t s) {
-  const std::vector<float> loss = training_losses(model, kFallSteps + 1, s);
-  const double uniform = std::log(double(model.config().model.vocab));
+  return validate_training([&] { model.step(s); }, [&] { return model.loss(s); },
+                           model.config().model.vocab);
+}
+
+std::string validate_training(const std::function<void()>& step,
+                              const std::function<float()>& last_loss, int vocab) {
+  std::vector<float> loss;
+  for (int i = 0; i <= kFallSteps; ++i) {
+    step();
+    loss.push_back(last_loss());
+  }
+  const double uniform = std::log(double(vocab));
   char buf[160];
   std::snprintf(buf, sizeof buf, "loss %.3f (ln V %.3f) -> %.3f after %d steps", loss.front(),
                 uniform, loss.back(), kFallSteps);

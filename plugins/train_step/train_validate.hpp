@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,8 @@ std::vector<float> training_losses(kernels::LanguageModel& model, int steps, cud
 // Runs the steps and checks both rules; throws ValidationError naming the numbers, else returns
 // "loss 10.41 (ln V 10.33) -> 7.93 after 30 steps". Leaves the model trained: re-initialise it.
 std::string validate_training(kernels::LanguageModel& model, cudaStream_t s);
+// The same rules for any step (a data-parallel one: `last_loss` of one rank).
+std::string validate_training(const std::function<void()>& step,
+                              const std::function<float()>& last_loss, int vocab);
 
 }  // namespace xfbench::train

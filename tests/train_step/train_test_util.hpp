@@ -8,6 +8,7 @@
 
 #include "kernels/language_model_config.hpp"
 #include "kernels/reference/language_model_ref.hpp"
+#include "train_case.hpp"
 
 namespace xftest {
 
@@ -59,20 +60,6 @@ inline xfbench::kernels::ref::Tensors random_parameters(const xfbench::kernels::
 }
 
 // The micro-batches of an accumulated step as one batch (concatenated along the batch).
-inline xfbench::kernels::TokenBatch concatenate(
-    const std::vector<xfbench::kernels::TokenBatch>& parts) {
-  xfbench::kernels::TokenBatch all;
-  all.seq = parts.front().seq;
-  for (const auto& p : parts) {
-    const int offset = all.batch * all.seq;
-    all.batch += p.batch;
-    all.ids.insert(all.ids.end(), p.ids.begin(), p.ids.end());
-    all.type_ids.insert(all.type_ids.end(), p.type_ids.begin(), p.type_ids.end());
-    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
-    for (int r : p.head_rows) all.head_rows.push_back(r + offset);
-    all.head_targets.insert(all.head_targets.end(), p.head_targets.begin(), p.head_targets.end());
-  }
-  return all;
-}
+using xfbench::train::concatenate;
 
 }  // namespace xftest

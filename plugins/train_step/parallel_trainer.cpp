@@ -1,0 +1,382 @@
+#include "parallel_trainer.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/adamw.hpp"
+#include "kernels/grad_norm.hpp"
+#include "kernels/nccl_comm.hpp"
+#include "xfbench/memory.hpp"
+#define XFBENCH_USE_NCCL
+#include "xfbench/check_libs.hpp"
+
+namespace xfbench::train {
+
+using kernels::LanguageModel;
+
+namespace {
+
+cudaEvent_t new_event(bool timing) {
+  cudaEvent_t e = nullptr;
+  XF_CUDA_CHECK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming));
+  return e;
+}
+
+// Calls f with a null T* of the step's storage type (as LanguageModel stores it).
+template <class F>
+void with_type(kernels::Precision p, const F& f) {
+  if (p == kernels::Precision::fp16)
+    f(static_cast<__half*>(nullptr));
+  else if (p == kernels::Precision::bf16)
+    f(static_cast<__nv_bfloat16*>(nullptr));
+  else
+    f(static_cast<float*>(nullptr));
+}
+
+ncclDataType_t nccl_type(kernels::Precision p) {
+  return p == kernels::Precision::fp16   ? ncclFloat16
+         : p == kernels::Precision::bf16 ? ncclBfloat16
+                                         : ncclFloat32;
+}
+
+template <class T>
+T* at(void* base, std::size_t elements) {
+  return static_cast<T*>(base) + elements;
+}
+
+}  // namespace
+
+OnDevice::OnDevice(int device) {
+  XF_CUDA_CHECK(cudaGetDevice(&previous_));
+  XF_CUDA_CHECK(cudaSetDevice(device));
+}
+OnDevice::~OnDevice() { cudaSetDevice(previous_); }
+
+const char* to_string(Parallelism p) { return p == Parallelism::dp ? "dp" : "zero2"; }
+
+double ParallelTrainer::Overlap::hidden_pct() const {
+  if (comm_ms <= 0) return 100;
+  return std::clamp(100 * (1 - exposed_ms / comm_ms), 0.0, 100.0);
+}
+
+// One local GPU: its model, streams, events and (zero2) its shard of the optimizer.
+struct ParallelTrainer::Rank {
+  int device = 0, rank = 0;
+  ncclComm_t comm = nullptr;
+  std::unique_ptr<LanguageModel> model;
+  LanguageModel::Flat flat;
+  cudaStream_t compute = nullptr, communicate = nullptr;
+  cudaEvent_t start = nullptr, comm_done = nullptr, done = nullptr;
+  std::vector<cudaEvent_t> ready;  // per bucket: its gradients are final
+  // zero2: reduced gradients and updated weights of the rank's chunks (storage type), fp32 master
+  // weights (unless the weights are fp32: then shard_weights is the master) and moments.
+  DeviceMemory shard_grads, shard_weights, shard_state;
+  std::unique_ptr<kernels::AdamWPlan> shard_plan;
+
+  ~Rank() {
+    OnDevice on(device);
+    shard_plan.reset();
+    model.reset();
+    for (cudaEvent_t e : ready) cudaEventDestroy(e);
+    for (cudaEvent_t e : {start, comm_done, done})
+      if (e) cudaEventDestroy(e);
+    for (cudaStream_t s : {compute, communicate})
+      if (s) cudaStreamDestroy(s);
+    shard_grads = DeviceMemory(), shard_weights = DeviceMemory(), shard_state = DeviceMemory();
+  }
+  bool weights_are_master() const { return flat.element_bytes == 4; }
+  float* master(std::size_t shard) const {
+    return weights_are_master() ? static_cast<float*>(shard_weights.get())
+                                : static_cast<float*>(shard_state.get());
+  }
+  float* moment1(std::size_t shard) const {
+    return static_cast<float*>(shard_state.get()) + (weights_are_master() ? 0 : shard);
+  }
+};
+
+struct ParallelTrainer::Impl {
+  kernels::TrainConfig c;
+  Parallelism mode = Parallelism::dp;
+  int nranks = 1;
+  BucketPlan plan;
+  std::vector<std::unique_ptr<Rank>> ranks;
+  cudaEvent_t fork = nullptr;  // on the caller's stream, first local device
+  int first_device = 0;
+
+  // Timing events of measure_overlap (first local rank): per bucket around its collective.
+  std::vector<cudaEvent_t> comm_begin, comm_end;
+  cudaEvent_t backward_end = nullptr;
+  bool timing = false;
+
+  void collectives(const std::function<void(Rank&)>& issue) {
+    XF_NCCL_CHECK(ncclGroupStart());
+    for (auto& r : ranks) issue(*r);
+    XF_NCCL_CHECK(ncclGroupEnd());
+  }
+  void reduce_buckets();
+  void zero2_update();
+};
+
+ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism mode,
+                                 const std::vector<int>& devices, std::size_t bucket_bytes)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.c = config;
+  m.mode = mode;
+  m.c.shard_optimizer = mode == Parallelism::zero2;
+  if (devices.empty()) XF_THROW(InvalidArgument, "parallel trainer: no devices");
+  kernels::Communicator& comm = kernels::communicator(devices);
+  m.nranks = comm.nranks;
+  if (m.c.ranks != m.nranks)
+    XF_THROW(InvalidArgument, "parallel trainer: the configuration says " +
+                                  std::to_string(m.c.ranks) + " ranks, the communicator has " +
+                                  std::to_string(m.nranks));
+  m.first_device = devices.front();
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    auto r = std::make_unique<Rank>();
+    r->device = devices[i];
+    r->rank = comm.ranks[i];
+    r->comm = comm.comms[i];
+    OnDevice on(r->device);
+    r->model = std::make_unique<LanguageModel>(m.c);
+    r->flat = r->model->flat();
+    XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->compute, cudaStreamNonBlocking));
+    XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->communicate, cudaStreamNonBlocking));
+    r->start = new_event(false), r->comm_done = new_event(false), r->done = new_event(false);
+    m.ranks.push_back(std::move(r));
+  }
+  Rank& first = *m.ranks.front();
+  const std::size_t element_bytes = first.flat.element_bytes;
+  m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
+                        std::max<std::size_t>(bucket_bytes / element_bytes, 1));
+  for (auto& r : m.ranks) {
+    OnDevice on(r->device);
+    for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) r->ready.push_back(new_event(false));
+    if (mode != Parallelism::zero2) continue;
+    const std::size_t S = m.plan.shard_elements;
+    r->shard_grads = DeviceMemory(S * element_bytes);
+    r->shard_weights = DeviceMemory(S * element_bytes);
+    r->shard_state = DeviceMemory((r->weights_are_master() ? 2 : 3) * S * sizeof(float));
+    r->shard_plan =
+        std::make_unique<kernels::AdamWPlan>(m.plan.shard_segments(r->flat.segments, r->rank));
+  }
+  {
+    OnDevice on(m.first_device);
+    m.fork = new_event(false);
+    m.backward_end = new_event(true);
+    for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) {
+      m.comm_begin.push_back(new_event(true));
+      m.comm_end.push_back(new_event(true));
+    }
+  }
+}
+
+ParallelTrainer::~ParallelTrainer() {
+  Impl& m = *impl_;
+  m.ranks.clear();
+  OnDevice on(m.first_device);
+  for (cudaEvent_t e : m.comm_begin) cudaEventDestroy(e);
+  for (cudaEvent_t e : m.comm_end) cudaEventDestroy(e);
+  if (m.backward_end) cudaEventDestroy(m.backward_end);
+  if (m.fork) cudaEventDestroy(m.fork);
+}
+
+Parallelism ParallelTrainer::mode() const { return impl_->mode; }
+int ParallelTrainer::ranks() const { return impl_->nranks; }
+int ParallelTrainer::local_ranks() const { return int(impl_->ranks.size()); }
+int ParallelTrainer::rank(int local) const { return impl_->ranks.at(local)->rank; }
+int ParallelTrainer::device(int local) const { return impl_->ranks.at(local)->device; }
+LanguageModel& ParallelTrainer::model(int local) { return *impl_->ranks.at(local)->model; }
+const BucketPlan& ParallelTrainer::buckets() const { return impl_->plan; }
+
+void ParallelTrainer::init_parameters(std::uint64_t seed) {
+  Impl& m = *impl_;
+  const std::size_t S = m.plan.shard_elements;
+  for (auto& r : m.ranks) {
+    OnDevice on(r->device);
+    r->model->init_parameters(seed);
+    if (m.mode != Parallelism::zero2) continue;
+    const std::size_t e = r->flat.element_bytes;
+    for (const Bucket& b : m.plan.buckets)  // the rank's chunks of the weights
+      XF_CUDA_CHECK(cudaMemcpy(at<char>(r->shard_weights.get(), b.shard_offset * e),
+                               at<char>(r->flat.params, (b.begin + r->rank * b.chunk) * e),
+                               b.chunk * e, cudaMemcpyDeviceToDevice));
+    if (!r->weights_are_master())
+      with_type(m.c.precision, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        kernels::adamw_init_master<T>(r->master(S), static_cast<const T*>(r->shard_weights.get()),
+                                      S, nullptr);
+      });
+    XF_CUDA_CHECK(cudaMemset(r->moment1(S), 0, 2 * S * sizeof(float)));
+    XF_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+void ParallelTrainer::set_data(int local, const std::vector<kernels::TokenBatch>& micro) {
+  Rank& r = *impl_->ranks.at(local);
+  OnDevice on(r.device);
+  r.model->set_data(micro);
+}
+
+void ParallelTrainer::tune() {
+  for (auto& r : impl_->ranks) {
+    OnDevice on(r->device);
+    r->model->tune();
+  }
+}
+
+// Each bucket, once every rank's backward has finished it: all-reduced (dp) or reduce-scattered
+// into the ranks' shards (zero2), averaged, on the communication streams.
+void ParallelTrainer::Impl::reduce_buckets() {
+  const ncclDataType_t type = nccl_type(c.precision);
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const Bucket& k = plan.buckets[b];
+    for (auto& r : ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(r->communicate, r->ready[b], 0));
+    if (timing) XF_CUDA_CHECK(cudaEventRecord(comm_begin[b], ranks.front()->communicate));
+    collectives([&](Rank& r) {
+      const std::size_t e = r.flat.element_bytes;
+      void* bucket = at<char>(r.flat.grads, k.begin * e);
+      if (mode == Parallelism::dp)
+        XF_NCCL_CHECK(
+            ncclAllReduce(bucket, bucket, k.end - k.begin, type, ncclAvg, r.comm, r.communicate));
+      else
+        XF_NCCL_CHECK(ncclReduceScatter(bucket, at<char>(r.shard_grads.get(), k.shard_offset * e),
+                                        k.chunk, type, ncclAvg, r.comm, r.communicate));
+    });
+    if (timing) XF_CUDA_CHECK(cudaEventRecord(comm_end[b], ranks.front()->communicate));
+  }
+}
+
+// zero2 after the reduce-scatters, on the communication streams: the global norm from the ranks'
+// partial sums, clipping, AdamW on each shard, the weights all-gathered.
+void ParallelTrainer::Impl::zero2_update() {
+  const std::size_t S = plan.shard_elements;
+  const kernels::AdamWConfig config{c.adamw.lr, c.adamw.beta1, c.adamw.beta2, c.adamw.eps,
+                                    c.adamw.weight_decay};
+  const std::size_t partials = kernels::grad_norm_scratch_bytes() / sizeof(float);
+  for (auto& r : ranks) {
+    OnDevice on(r->device);
+    with_type(c.precision, [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      kernels::grad_norm_partials<T>(
+          r->flat.norm_scratch, static_cast<const T*>(r->shard_grads.get()), S, r->communicate);
+    });
+  }
+  collectives([&](Rank& r) {
+    XF_NCCL_CHECK(ncclAllReduce(r.flat.norm_scratch, r.flat.norm_scratch, partials, ncclFloat32,
+                                ncclSum, r.comm, r.communicate));
+  });
+  for (auto& r : ranks) {
+    OnDevice on(r->device);
+    kernels::grad_norm_finish(r->flat.scalars, r->flat.norm_scratch, c.max_grad_norm,
+                              r->flat.loss_scaling, r->communicate);
+    with_type(c.precision, [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      T* weights = r->weights_are_master() ? nullptr : static_cast<T*>(r->shard_weights.get());
+      const T* grads = static_cast<const T*>(r->shard_grads.get());
+      float *master = r->master(S), *m1 = r->moment1(S), *m2 = m1 + S;
+      if (c.optimizer == kernels::OptimizerKind::fused)
+        kernels::adamw_fused<T>(weights, master, m1, m2, grads, *r->shard_plan, config,
+                                r->flat.scalars, r->communicate);
+      else
+        kernels::adamw_unfused<T>(weights, master, m1, m2, grads, r->flat.adamw_scratch,
+                                  *r->shard_plan, config, r->flat.scalars, r->communicate);
+    });
+  }
+  const ncclDataType_t type = nccl_type(c.precision);
+  collectives([&](Rank& r) {
+    const std::size_t e = r.flat.element_bytes;
+    for (const Bucket& k : plan.buckets)
+      XF_NCCL_CHECK(ncclAllGather(at<char>(r.shard_weights.get(), k.shard_offset * e),
+                                  at<char>(r.flat.params, k.begin * e), k.chunk, type, r.comm,
+                                  r.communicate));
+  });
+}
+
+void ParallelTrainer::step(cudaStream_t stream) {
+  Impl& m = *impl_;
+  {
+    OnDevice on(m.first_device);
+    XF_CUDA_CHECK(cudaEventRecord(m.fork, stream));
+  }
+  // Every rank's forward and backward, each bucket's event recorded as the backward finishes it.
+  for (auto& r : m.ranks) {
+    OnDevice on(r->device);
+    XF_CUDA_CHECK(cudaStreamWaitEvent(r->compute, m.fork, 0));
+    XF_CUDA_CHECK(cudaStreamWaitEvent(r->communicate, m.fork, 0));
+    Rank& rank = *r;
+    r->model->compute_gradients(r->compute, [&](int point) {
+      for (std::size_t b = 0; b < m.plan.buckets.size(); ++b)
+        if (m.plan.buckets[b].ready_point == point)
+          XF_CUDA_CHECK(cudaEventRecord(rank.ready[b], rank.compute));
+    });
+    if (m.timing && r == m.ranks.front())
+      XF_CUDA_CHECK(cudaEventRecord(m.backward_end, r->compute));
+  }
+  m.reduce_buckets();
+  if (m.mode == Parallelism::zero2) m.zero2_update();
+  for (auto& r : m.ranks) {
+    OnDevice on(r->device);
+    XF_CUDA_CHECK(cudaEventRecord(r->comm_done, r->communicate));
+    XF_CUDA_CHECK(cudaStreamWaitEvent(r->compute, r->comm_done, 0));
+    if (m.mode == Parallelism::dp) r->model->optimizer_step(r->compute);
+    XF_CUDA_CHECK(cudaEventRecord(r->done, r->compute));
+  }
+  OnDevice on(m.first_device);
+  for (auto& r : m.ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(stream, r->done, 0));
+}
+
+ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {
+  Impl& m = *impl_;
+  m.timing = true;
+  try {
+    step(stream);
+  } catch (...) {
+    m.timing = false;
+    throw;
+  }
+  m.timing = false;
+  OnDevice on(m.first_device);
+  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  Overlap o;
+  float ms = 0;
+  for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) {
+    XF_CUDA_CHECK(cudaEventElapsedTime(&ms, m.comm_begin[b], m.comm_end[b]));
+    o.comm_ms += ms;
+  }
+  if (!m.comm_end.empty()) {
+    XF_CUDA_CHECK(cudaEventElapsedTime(&ms, m.backward_end, m.comm_end.back()));
+    o.exposed_ms = std::max(0.f, ms);
+  }
+  return o;
+}
+
+void ParallelTrainer::visit_master(int local, const MasterVisitor& visit) const {
+  const Impl& m = *impl_;
+  const Rank& r = *m.ranks.at(local);
+  OnDevice on(r.device);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  auto read = [&](const float* p, std::size_t n) {
+    std::vector<float> v(n);
+    XF_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return v;
+  };
+  if (m.mode == Parallelism::dp) return visit(0, read(r.flat.master, r.flat.elements));
+  for (auto b = m.plan.buckets.rbegin(); b != m.plan.buckets.rend(); ++b)
+    visit(b->begin + std::size_t(r.rank) * b->chunk,
+          read(r.master(m.plan.shard_elements) + b->shard_offset, b->chunk));
+}
+
+std::vector<unsigned char> ParallelTrainer::weight_bytes(int local) const {
+  const Rank& r = *impl_->ranks.at(local);
+  OnDevice on(r.device);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<unsigned char> out(r.flat.elements * r.flat.element_bytes);
+  XF_CUDA_CHECK(cudaMemcpy(out.data(), r.flat.params, out.size(), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+}  // namespace xfbench::train

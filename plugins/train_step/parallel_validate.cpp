@@ -1,0 +1,157 @@
+#include "parallel_validate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "kernels/nccl_comm.hpp"
+#include "train_case.hpp"
+#include "xfbench/error.hpp"
+#include "xfbench/memory.hpp"
+
+namespace xfbench::train {
+namespace {
+
+using kernels::LanguageModel;
+
+std::vector<float> read_master(const LanguageModel& m) {
+  const LanguageModel::Flat f = m.flat();
+  std::vector<float> v(f.elements);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(v.data(), f.master, v.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// One GPU on the ranks' batches: its master weights before and after the steps and its first
+// step's gradient norm.
+struct Reference {
+  std::vector<float> initial, trained;
+  float grad_norm = 0;
+  std::string how;
+};
+
+Reference reference(const kernels::TrainConfig& c, int device) {
+  OnDevice on(device);
+  const int N = c.ranks;
+  kernels::TrainConfig rc = c;
+  rc.batch = N * c.batch;
+  std::unique_ptr<LanguageModel> model;
+  std::vector<kernels::TokenBatch> data;
+  Reference out;
+  try {
+    model = std::make_unique<LanguageModel>(rc);
+    for (int k = 0; k < c.accum; ++k) {
+      std::vector<kernels::TokenBatch> parts;
+      for (int r = 0; r < N; ++r) parts.push_back(step_data(c, r)[k]);
+      data.push_back(concatenate(parts));
+    }
+    out.how = "one GPU with " + std::to_string(N) + "x the batch";
+  } catch (const Unsupported&) {  // N·b does not fit: the same samples accumulated
+    rc.batch = c.batch, rc.accum = N * c.accum;
+    model = std::make_unique<LanguageModel>(rc);
+    for (int r = 0; r < N; ++r)
+      for (const kernels::TokenBatch& b : step_data(c, r)) data.push_back(b);
+    out.how = "one GPU with " + std::to_string(N) + "x the batch (accumulated)";
+  }
+  model->init_parameters(c.seed);
+  model->set_data(data);
+  out.initial = read_master(*model);
+  for (int i = 0; i < kParallelSteps; ++i) {
+    model->step(nullptr);
+    if (i == 0) out.grad_norm = model->scalars(nullptr).grad_norm;
+  }
+  out.trained = read_master(*model);
+  return out;
+}
+
+// The first global rank for which `failed` is true on its process (-1: none).
+int first_failing(int rank, bool failed) {
+  const double worst = kernels::max_over_ranks(failed ? -double(rank) : -1e9);
+  return worst <= -1e9 ? -1 : int(-worst);
+}
+
+// A 52-bit FNV-1a hash of the weights (exact as a double, for max_over_ranks).
+double weight_hash(const std::vector<unsigned char>& bytes) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char b : bytes) h = (h ^ b) * 1099511628211ULL;
+  return double(h >> 12);
+}
+
+}  // namespace
+
+std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mode,
+                              const std::vector<int>& devices, std::size_t bucket_bytes) {
+  kernels::TrainConfig c = config;
+  c.dropout = 0.f;
+  const int N = c.ranks;
+  const Reference ref = reference(c, devices.front());
+
+  ParallelTrainer t(c, mode, devices, bucket_bytes);
+  t.init_parameters(c.seed);
+  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.rank(i)));
+  std::vector<float> norms(t.local_ranks());
+  {
+    OnDevice on(devices.front());
+    Stream stream;
+    for (int step = 0; step < kParallelSteps; ++step) {
+      t.step(stream);
+      if (step > 0) continue;
+      stream.sync();  // the ranks' streams do not synchronise with the legacy stream
+      for (int i = 0; i < t.local_ranks(); ++i) {
+        OnDevice rank_device(t.device(i));
+        norms[i] = t.model(i).scalars(nullptr).grad_norm;
+      }
+    }
+    stream.sync();
+  }
+
+  const bool four_bytes =
+      c.precision == kernels::Precision::tf32 || c.precision == kernels::Precision::fp32;
+  const double weight_tol = four_bytes ? kParallelWeightTolerance32 : kParallelWeightTolerance;
+  const double rank0_hash =
+      kernels::max_over_ranks(t.rank(0) == 0 ? weight_hash(t.weight_bytes(0)) : -1);
+  double worst_weights = 0, worst_norm = 0;
+  std::string why;  // of this process's first failing rank
+  int failing = -1;
+  for (int i = 0; i < t.local_ranks(); ++i) {
+    double num = 0, den = 0;
+    t.visit_master(i, [&](std::size_t offset, const std::vector<float>& v) {
+      for (std::size_t j = 0; j < v.size(); ++j) {
+        const double d = double(v[j]) - ref.trained[offset + j];
+        num += d * d;
+        den += double(ref.trained[offset + j]) * ref.trained[offset + j];
+      }
+    });
+    const double weights = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    const double norm = std::abs(norms[i] - ref.grad_norm) / std::max(ref.grad_norm, 1e-30f);
+    worst_weights = std::max(worst_weights, weights);
+    worst_norm = std::max(worst_norm, norm);
+    char buf[256];
+    const std::string who =
+        "rank " + std::to_string(t.rank(i)) + " (GPU " + std::to_string(t.device(i)) + ")";
+    if (!(weights <= weight_tol))
+      std::snprintf(buf, sizeof buf, ": master weights differ from %s: rel L2 %.2e > %.1e",
+                    ref.how.c_str(), weights, weight_tol);
+    else if (!(norm <= kParallelNormTolerance))
+      std::snprintf(buf, sizeof buf, ": first gradient norm %.6g, %s %.6g (rel %.2e > %.1e)",
+                    norms[i], ref.how.c_str(), ref.grad_norm, norm, kParallelNormTolerance);
+    else if (weight_hash(t.weight_bytes(i)) != rank0_hash)
+      std::snprintf(buf, sizeof buf, ": its weights differ from rank 0's");
+    else
+      continue;
+    if (failing < 0) failing = t.rank(i), why = who + buf;
+  }
+  const int first = first_failing(failing, failing >= 0);
+  if (first >= 0)
+    XF_THROW(ValidationError,
+             first == failing ? why : "rank " + std::to_string(first) + " differs (its output)");
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%d rank%s == %s after %d steps: master weights rel L2 %.1e (<= %.0e), first "
+                "gradient norm rel %.1e",
+                N, N == 1 ? "" : "s", ref.how.c_str(), kParallelSteps, worst_weights, weight_tol,
+                worst_norm);
+  return buf;
+}
+
+}  // namespace xfbench::train

@@ -1,0 +1,116 @@
+"""Multi-GPU TrainStep for the PyTorch peer (reports/peer_torch.py): xfbench's `dp` and `zero2`
+cases as torchrun runs them, one process per GPU, on the same names:
+
+    dp     DistributedDataParallel (bucket_cap_mb 25, gradients all-reduced during the backward)
+    zero2  FullyShardedDataParallel, ShardingStrategy.SHARD_GRAD_OP (gradients and optimizer
+           state sharded, parameters gathered for the step: ZeRO-2), one unit per transformer
+           layer, bf16/fp16 parameters and reductions (MixedPrecision), FSDP's own clipping
+
+    torchrun --nproc-per-node=2 reports/peer_torch.py --families TrainStep --gpus 2 --out torch.json
+
+`p2p:off` is NCCL_P2P_DISABLE=1 in the environment, as for xfbench (NCCL reads it once per
+process). Rank 0 writes the JSON; every rank follows its timing decisions (Dist). Standard library
+at import; torch is handed in."""
+
+import functools
+import os
+
+PARALLEL_MODES = ("dp", "zero2")
+# xfbench's multi-GPU default suite: (model, seq, per-GPU batch)
+PARALLEL_HEADLINES = [("bert-large", 128, 64), ("gpt2-large", 1024, 4)]
+BUCKET_MB = 25
+
+
+def p2p_disabled(environ=os.environ):
+    return environ.get("NCCL_P2P_DISABLE") == "1"
+
+
+def parallel_name(base, mode, gpus, p2p):
+    """xfbench's multi-GPU name: the one-GPU name, then parallelism, GPUs and the p2p setting."""
+    return f"{base}/{mode}/gpus:{gpus}/p2p:{'on' if p2p else 'off'}"
+
+
+class Dist:
+    """torch.distributed under torchrun (WORLD_SIZE, RANK, LOCAL_RANK), or one process. Every
+    decision that sets how many steps run (launches per window, when to stop) is rank 0's, so all
+    ranks issue the same collectives."""
+
+    def __init__(self, environ=os.environ):
+        self.world = int(environ.get("WORLD_SIZE", "1"))
+        self.rank = int(environ.get("RANK", "0"))
+        self.local_rank = int(environ.get("LOCAL_RANK", "0"))
+        self.torch = None
+
+    @property
+    def active(self):
+        return self.world > 1
+
+    @property
+    def root(self):
+        return self.rank == 0
+
+    def start(self, torch):
+        if not self.active:
+            return
+        torch.cuda.set_device(self.local_rank)
+        torch.distributed.init_process_group("nccl", device_id=torch.device("cuda", self.local_rank))
+        self.torch = torch
+
+    def stop(self):
+        if self.torch is not None:
+            self.torch.distributed.destroy_process_group()
+            self.torch = None
+
+    def _broadcast(self, value, dtype):
+        t = self.torch.tensor([value], device="cuda", dtype=dtype)
+        self.torch.distributed.broadcast(t, 0)
+        return t.item()
+
+    def decide(self, flag):
+        """Rank 0's flag on every rank."""
+        return bool(self._broadcast(int(flag), self.torch.int64)) if self.torch else flag
+
+    def share(self, count):
+        """Rank 0's count on every rank."""
+        return int(self._broadcast(int(count), self.torch.int64)) if self.torch else count
+
+    def max(self, value):
+        if self.torch is None:
+            return value
+        t = self.torch.tensor([float(value)], device="cuda", dtype=self.torch.float64)
+        self.torch.distributed.all_reduce(t, op=self.torch.distributed.ReduceOp.MAX)
+        return t.item()
+
+
+def layer_class(model):
+    """The transformer layer class of an HF BERT / GPT-2 model (FSDP's wrapping unit)."""
+    layers = model.bert.encoder.layer if hasattr(model, "bert") else model.transformer.h
+    return type(layers[0])
+
+
+def wrap(torch, model, mode, dtype, local_rank):
+    """The model for `mode` on this rank's GPU; dtype None: fp32 (tf32) parameters."""
+    if mode == "dp":
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank],
+                                                         bucket_cap_mb=BUCKET_MB)
+    from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision, ShardingStrategy
+    from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+    mixed = MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype) if dtype else None
+    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={layer_class(model)})
+    return FullyShardedDataParallel(model, sharding_strategy=ShardingStrategy.SHARD_GRAD_OP,
+                                    mixed_precision=mixed, auto_wrap_policy=policy,
+                                    device_id=local_rank, use_orig_params=True)
+
+
+def clip(torch, model, mode, max_norm=1.0):
+    """Clipping by the global norm (FSDP's over the shards)."""
+    if mode == "zero2":
+        return model.clip_grad_norm_(max_norm)
+    return torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+
+
+def grad_scaler(torch, mode, enabled):
+    if mode == "zero2":
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+        return ShardedGradScaler("cuda", enabled=enabled)
+    return torch.amp.GradScaler("cuda", enabled=enabled)

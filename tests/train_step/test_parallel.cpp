@@ -1,0 +1,161 @@
+// The data-parallel step on the GPU (skipped without one; NCCL gives one rank per GPU, so here one
+// rank): dp and zero2 on one rank give the plain step's bits (weights, master weights, loss, the
+// optimizer's scalars) with dropout, accumulation, fp16 loss scaling and unfused AdamW;
+// validate_parallel passes with a zero difference; the overlap measurement is sane; and the
+// rounding gap the N-rank tolerance must cover, measured on one GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "kernels/language_model.hpp"
+#include "parallel_trainer.hpp"
+#include "parallel_validate.hpp"
+#include "test_gpu.hpp"
+#include "train_case.hpp"
+#include "train_test_util.hpp"
+#include "xfbench/xfbench.hpp"
+
+using namespace xfbench;
+using namespace xfbench::kernels;
+using train::Parallelism;
+using train::ParallelTrainer;
+using Values = LanguageModel::Values;
+
+namespace {
+
+std::vector<unsigned char> weight_bytes(const LanguageModel& m) {
+  const LanguageModel::Flat f = m.flat();
+  std::vector<unsigned char> out(f.elements * f.element_bytes);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(out.data(), f.params, out.size(), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+std::vector<float> master_of(const ParallelTrainer& t) {
+  std::vector<float> out;
+  t.visit_master(0, [&](std::size_t offset, const std::vector<float>& v) {
+    if (out.size() < offset + v.size()) out.resize(offset + v.size());
+    std::copy(v.begin(), v.end(), out.begin() + offset);
+  });
+  return out;
+}
+
+// The plain step and the trainer's on one rank: the same bits after 3 steps.
+void expect_plain_bits(TrainConfig c, Parallelism mode) {
+  SCOPED_TRACE(c.describe() + " " + train::to_string(mode));
+  LanguageModel plain(c);
+  plain.init_parameters(7);
+  plain.set_data(train::step_data(c));
+  for (int i = 0; i < 3; ++i) plain.step(nullptr);
+
+  ParallelTrainer t(c, mode, {0});
+  t.init_parameters(7);
+  t.set_data(0, train::step_data(c, 0));
+  Stream stream;
+  for (int i = 0; i < 3; ++i) t.step(stream);
+  stream.sync();
+
+  EXPECT_EQ(t.model(0).loss(nullptr), plain.loss(nullptr));
+  const TrainScalars a = plain.scalars(nullptr), b = t.model(0).scalars(nullptr);
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "norm " << a.grad_norm << " vs " << b.grad_norm;
+  EXPECT_TRUE(weight_bytes(plain) == t.weight_bytes(0));
+  const LanguageModel::Flat f = plain.flat();
+  std::vector<float> master(f.elements);
+  XF_CUDA_CHECK(cudaMemcpy(master.data(), f.master, master.size() * 4, cudaMemcpyDeviceToHost));
+  const std::vector<float> mine = master_of(t);
+  ASSERT_EQ(mine.size(), master.size());
+  EXPECT_EQ(std::memcmp(mine.data(), master.data(), master.size() * 4), 0);
+}
+
+double rel_l2(const std::vector<float>& got, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+    den += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace
+
+TEST(ParallelGpu, OneRankGivesThePlainStepsBits) {
+  SKIP_WITHOUT_GPU();
+  for (Parallelism mode : {Parallelism::dp, Parallelism::zero2}) {
+    for (LmKind kind : {LmKind::masked, LmKind::causal}) {
+      TrainConfig c = xftest::tiny(kind, Precision::bf16);
+      c.dropout = 0.1f, c.max_grad_norm = 0.5f;  // masks and clipping active
+      expect_plain_bits(c, mode);
+    }
+    TrainConfig c = xftest::tiny(LmKind::masked, Precision::fp16);  // loss scaling
+    c.accum = 2, c.optimizer = OptimizerKind::unfused;
+    expect_plain_bits(c, mode);
+  }
+}
+
+// A bucket per layer group, so the events of the backward drive several collectives.
+TEST(ParallelGpu, SmallBucketsAndOverlapMeasurement) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c = xftest::tiny(LmKind::causal, Precision::bf16);
+  c.model.layers = 4;
+  for (Parallelism mode : {Parallelism::dp, Parallelism::zero2}) {
+    ParallelTrainer t(c, mode, {0}, /*bucket_bytes=*/1);
+    EXPECT_EQ(t.buckets().buckets.size(), 6u);  // head, 4 layers, embeddings
+    t.init_parameters(3);
+    t.set_data(0, train::step_data(c, 0));
+    Stream stream;
+    const ParallelTrainer::Overlap o = t.measure_overlap(stream);
+    EXPECT_GE(o.comm_ms, 0);
+    EXPECT_GE(o.exposed_ms, 0);
+    EXPECT_GE(o.hidden_pct(), 0);
+    EXPECT_LE(o.hidden_pct(), 100);
+    std::printf("%s: %zu buckets, comm %.3f ms, exposed %.3f ms\n", train::to_string(mode),
+                t.buckets().buckets.size(), o.comm_ms, o.exposed_ms);
+  }
+}
+
+// The case's validation on one rank: the same bits as one GPU with 1x the batch (deterministic
+// kernels at this size).
+TEST(ParallelGpu, ValidationPassesOnOneRank) {
+  SKIP_WITHOUT_GPU();
+  for (Parallelism mode : {Parallelism::dp, Parallelism::zero2}) {
+    TrainConfig c = xftest::tiny(LmKind::masked, Precision::bf16);
+    c.dropout = 0.1f;
+    const std::string label = train::validate_parallel(c, mode, {0}, 1 << 12);
+    std::printf("%s: %s\n", train::to_string(mode), label.c_str());
+    EXPECT_NE(label.find("rel L2 0.0e+00"), std::string::npos) << label;
+  }
+}
+
+// What N ranks differ from one GPU by, measured here: two micro-batches whose gradients are each
+// rounded to the storage type and added in it (as NCCL's average of two ranks) against one batch
+// of both, master weights after 3 steps. kParallelWeightTolerance must leave room above it.
+TEST(ParallelGpu, RoundingGapTheToleranceCovers) {
+  SKIP_WITHOUT_GPU();
+  for (Precision p : {Precision::bf16, Precision::fp16}) {
+    TrainConfig two = xftest::tiny(LmKind::masked, p), one = two;
+    two.model.layers = one.model.layers = 2;
+    two.model.hidden = one.model.hidden = 256, two.model.heads = one.model.heads = 4;
+    two.model.intermediate = one.model.intermediate = 1024;
+    two.accum = 2;
+    one.batch = 2 * two.batch;
+    const std::vector<TokenBatch> micro = train::step_data(two);
+    LanguageModel a(two), b(one);
+    a.init_parameters(5), b.init_parameters(5);
+    a.set_data(micro), b.set_data({train::concatenate(micro)});
+    for (int i = 0; i < train::kParallelSteps; ++i) a.step(nullptr), b.step(nullptr);
+    auto master = [](const LanguageModel& m) {
+      const LanguageModel::Flat f = m.flat();
+      std::vector<float> v(f.elements);
+      XF_CUDA_CHECK(cudaMemcpy(v.data(), f.master, v.size() * 4, cudaMemcpyDeviceToHost));
+      return v;
+    };
+    const double gap = rel_l2(master(a), master(b));
+    std::printf(
+        "%s: 2 accumulated vs one batch, master rel L2 after %d steps %.2e (tolerance "
+        "%.0e)\n",
+        to_string(p), train::kParallelSteps, gap, train::kParallelWeightTolerance);
+    EXPECT_LE(gap, train::kParallelWeightTolerance / 3);
+  }
+}
