@@ -37,6 +37,8 @@ std::size_t elem_size(ElemType t) {
       return 2;
     case ElemType::e4m3:
       return 1;
+    case ElemType::f64:
+      return 8;
   }
   return 0;
 }
@@ -51,6 +53,8 @@ const char* to_string(ElemType t) {
       return "bf16";
     case ElemType::e4m3:
       return "e4m3";
+    case ElemType::f64:
+      return "f64";
   }
   return "?";
 }
@@ -67,6 +71,8 @@ const char* to_string(Precision p) {
       return "bf16";
     case Precision::fp8:
       return "fp8";
+    case Precision::fp64:
+      return "fp64";
   }
   return "?";
 }
@@ -82,8 +88,28 @@ ElemType input_type(Precision p) {
       return ElemType::bf16;
     case Precision::fp8:
       return ElemType::e4m3;
+    case Precision::fp64:
+      return ElemType::f64;
   }
   return ElemType::f32;
+}
+
+Precision precision_of(Dtype t) {
+  switch (t) {
+    case Dtype::fp64:
+      return Precision::fp64;
+    case Dtype::fp32:
+      return Precision::fp32;
+    case Dtype::tf32:
+      return Precision::tf32;
+    case Dtype::fp16:
+      return Precision::fp16;
+    case Dtype::bf16:
+      return Precision::bf16;
+    case Dtype::fp8:
+      return Precision::fp8;
+  }
+  return Precision::fp32;
 }
 
 ElemType default_output_type(Precision p) {
@@ -273,6 +299,8 @@ cudaDataType_t cuda_type(ElemType t) {
       return CUDA_R_16BF;
     case ElemType::e4m3:
       return CUDA_R_8F_E4M3;
+    case ElemType::f64:
+      return CUDA_R_64F;
   }
   return CUDA_R_32F;
 }
@@ -332,10 +360,10 @@ void validate_desc(const GemmDesc& d) {
   if (d.c_ld() < d.n) bad("ldc smaller than a row of C");
   if (d.alignment < 1 || (d.alignment & (d.alignment - 1))) bad("alignment must be a power of 2");
   const ElemType out = d.out_type();
-  const bool ok_out =
-      out == default_output_type(d.precision) ||
-      (out == ElemType::f32 && d.precision != Precision::fp32 && d.precision != Precision::tf32) ||
-      (out == ElemType::f16 && d.precision == Precision::fp8);
+  const bool ok_out = out == default_output_type(d.precision) ||
+                      (out == ElemType::f32 && d.precision != Precision::fp32 &&
+                       d.precision != Precision::tf32 && d.precision != Precision::fp64) ||
+                      (out == ElemType::f16 && d.precision == Precision::fp8);
   if (!ok_out) bad("this output type is not offered for this precision");
 }
 
@@ -374,6 +402,20 @@ struct Gemm::Impl {
   }
 
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  // cuBLAS reads alpha and beta in the scale type: float, or double for fp64.
+  cudaDataType_t scale_type() const {
+    return d.precision == Precision::fp64 ? CUDA_R_64F : CUDA_R_32F;
+  }
+  struct Scalars {
+    float f[2];
+    double d[2];
+    bool wide;
+    const void* alpha() const { return wide ? static_cast<const void*>(d) : f; }
+    const void* beta() const { return wide ? static_cast<const void*>(d + 1) : f + 1; }
+  };
+  Scalars scalars(const GemmOperands& o) const {
+    return {{o.alpha, o.beta}, {o.alpha, o.beta}, d.precision == Precision::fp64};
+  }
 
   void build();
   void ask_heuristics(cublasLtMatmulPreference_t pref);
@@ -393,7 +435,8 @@ void Gemm::Impl::build() {
   const ElemType in = input_type(d.precision), out = d.out_type();
   if (d.precision == Precision::fp32) compute = CUBLAS_COMPUTE_32F_PEDANTIC;
   if (d.precision == Precision::tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-  XF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F));
+  if (d.precision == Precision::fp64) compute = CUBLAS_COMPUTE_64F;
+  XF_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute, scale_type()));
 
   // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLASLt's A is our B.
   cublasOperation_t ta = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -572,8 +615,9 @@ void Gemm::Impl::enqueue(cudaStream_t stream, const GemmOperands& o, int index) 
   }
   if (index == int(heur.size())) return enqueue_blas(stream, o);
   const cublasLtMatmulHeuristicResult_t& h = heur[std::size_t(index)];
-  XF_CUBLAS_CHECK(cublasLtMatmul(handle, op, &o.alpha, o.b, lay_a, o.a, lay_b, &o.beta, c_in, lay_c,
-                                 o.c, lay_c, &h.algo, ws->get(), h.workspaceSize, stream));
+  const Scalars s = scalars(o);
+  XF_CUBLAS_CHECK(cublasLtMatmul(handle, op, s.alpha(), o.b, lay_a, o.a, lay_b, s.beta(), c_in,
+                                 lay_c, o.c, lay_c, &h.algo, ws->get(), h.workspaceSize, stream));
 }
 
 // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: B first, as for cuBLASLt.
@@ -590,14 +634,15 @@ void Gemm::Impl::enqueue_blas(cudaStream_t stream, const GemmOperands& o) const 
                                     std::size_t(d.n) * elem_size(d.out_type()),
                                     std::size_t(d.m * d.batch), cudaMemcpyDeviceToDevice, stream));
   }
+  const Scalars s = scalars(o);
   if (d.batch == 1) {
-    XF_CUBLAS_CHECK(cublasGemmEx(blas, op_b, op_a, int(d.n), int(d.m), int(d.k), &o.alpha, o.b, in,
-                                 int(d.b_ld()), o.a, in, int(d.a_ld()), &o.beta, o.c, out,
+    XF_CUBLAS_CHECK(cublasGemmEx(blas, op_b, op_a, int(d.n), int(d.m), int(d.k), s.alpha(), o.b, in,
+                                 int(d.b_ld()), o.a, in, int(d.a_ld()), s.beta(), o.c, out,
                                  int(d.c_ld()), compute, CUBLAS_GEMM_DEFAULT));
   } else {
     XF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        blas, op_b, op_a, int(d.n), int(d.m), int(d.k), &o.alpha, o.b, in, int(d.b_ld()),
-        d.b_stride(), o.a, in, int(d.a_ld()), d.a_stride(), &o.beta, o.c, out, int(d.c_ld()),
+        blas, op_b, op_a, int(d.n), int(d.m), int(d.k), s.alpha(), o.b, in, int(d.b_ld()),
+        d.b_stride(), o.a, in, int(d.a_ld()), d.a_stride(), s.beta(), o.c, out, int(d.c_ld()),
         d.c_stride(), int(d.batch), compute, CUBLAS_GEMM_DEFAULT));
   }
 }
@@ -640,6 +685,9 @@ GemmAlgoInfo Gemm::algo_info(int index) const {
       break;
     case CUBLAS_COMPUTE_32F_FAST_TF32:
       info.compute = "32F_FAST_TF32";
+      break;
+    case CUBLAS_COMPUTE_64F:
+      info.compute = "64F";
       break;
     default:
       info.compute = "32F";
@@ -964,6 +1012,8 @@ void gemm_reference_at(cudaStream_t stream, const GemmDesc& d, const void* a, co
       return launch_reference<__nv_bfloat16>(stream, d, a, b, samples, count, out);
     case ElemType::e4m3:
       return launch_reference<__nv_fp8_e4m3>(stream, d, a, b, samples, count, out);
+    case ElemType::f64:
+      return launch_reference<double>(stream, d, a, b, samples, count, out);
   }
 }
 
@@ -979,6 +1029,8 @@ void gemm_gather_at(cudaStream_t stream, const GemmDesc& d, const void* c,
       return launch_gather<__nv_bfloat16>(stream, d, c, samples, count, out);
     case ElemType::e4m3:
       return launch_gather<__nv_fp8_e4m3>(stream, d, c, samples, count, out);
+    case ElemType::f64:
+      return launch_gather<double>(stream, d, c, samples, count, out);
   }
 }
 
@@ -1002,6 +1054,10 @@ void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::siz
     case ElemType::e4m3:
       nonfinite_e4m3_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data),
                                                         count, counter);
+      break;
+    case ElemType::f64:
+      nonfinite_kernel<std::uint64_t, 0x7FF0000000000000ull>
+          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint64_t*>(data), count, counter);
       break;
   }
   XF_CUDA_CHECK_LAUNCH();

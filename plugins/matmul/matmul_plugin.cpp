@@ -30,21 +30,8 @@ struct Settings {
 constexpr double kCooldownFlops = 1e10;
 
 k::Precision precision_of(Dtype d) {
-  switch (d) {
-    case Dtype::fp32:
-      return k::Precision::fp32;
-    case Dtype::tf32:
-      return k::Precision::tf32;
-    case Dtype::fp16:
-      return k::Precision::fp16;
-    case Dtype::bf16:
-      return k::Precision::bf16;
-    case Dtype::fp8:
-      return k::Precision::fp8;
-    case Dtype::fp64:
-      break;
-  }
-  XF_THROW(InvalidArgument, "matmul has no fp64 cases");
+  if (d == Dtype::fp64) XF_THROW(InvalidArgument, "matmul has no fp64 cases");
+  return k::precision_of(d);
 }
 
 k::GemmDesc desc_of(const CaseSpec& c, const Settings& s) {

@@ -38,6 +38,7 @@ int device_count();  // 0 when no usable device
 int selected_device();
 void select_device(int index);  // throws InvalidArgument naming the number of devices
 const DeviceInfo& device_info();
+DeviceInfo read_device_info(int index);  // any device, read each call (multi-GPU cases)
 const PeakTable& device_peaks();
 
 // The peak table for a device description (pure: unit-tested without a GPU).

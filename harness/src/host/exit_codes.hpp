@@ -9,6 +9,7 @@ enum ExitCode : int {
   kInvalidArgs = 2,   // bad flag or flag value; nothing ran
   kPluginErrors = 3,  // a plugin could not be loaded (unless --xfbench_allow_plugin_errors)
   kNoGpu = 4,         // GPU cases selected but no usable CUDA device
+  kFaultyGpu = 5,     // a Burn case judged a GPU faulty (wrong results, ECC, Xid)
 };
 
 }  // namespace xfbench::host

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exit_codes.hpp"
+#include "inventory.hpp"
 #include "plugin_loader.hpp"
 #include "reporters.hpp"
 #include "xfbench/detail/host.hpp"
@@ -36,7 +37,7 @@ void print_xfbench_help() {
   std::printf(
       "\nEnvironment: XFBENCH_PLUGIN_PATH=dir1:dir2 adds plugin folders.\n"
       "Exit codes: 0 all ran, 1 a case failed, 2 invalid arguments, 3 plugin load error, 4 no "
-      "GPU.\n");
+      "GPU, 5 a Burn case found a faulty GPU.\n");
 }
 
 void print_help() {
@@ -103,6 +104,17 @@ void separate_rank_outputs(int argc, char** argv, std::vector<std::string>& stor
   }
 }
 
+// --xfbench_devices: the inventory, or without a GPU the one line GPU cases get, and exit 4.
+int print_inventory(int status) {
+  if (!gpu_unavailable_reason().empty()) {
+    std::fprintf(stderr, "xfbench: --xfbench_devices needs a GPU, but %s.\n",
+                 gpu_unavailable_reason().c_str());
+    return kNoGpu;
+  }
+  std::fputs(burn::format_inventory(burn::collect_inventory()).c_str(), stdout);
+  return status;
+}
+
 std::string executable_dir(const char* argv0) {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -122,6 +134,10 @@ int run(int argc, char** argv) {
   std::vector<std::string> dirs =
       flag_list("plugin_dir", "load plugins from this folder too (repeatable)");
   const bool list_plugins = flag_bool("list_plugins", false, "list loaded plugins and exit");
+  const bool devices =
+      flag_bool("devices", false,
+                "print the GPUs (name, UUID, clocks, memory, PCIe, power limit, "
+                "ECC) and how they are joined (NVLinks, PCIe path, P2P), then exit");
   const bool allow_plugin_errors =
       flag_bool("allow_plugin_errors", false, "exit 0 even when a plugin failed to load");
   const long device = flag_int("device", 0, "index of the CUDA device to run on");
@@ -177,6 +193,7 @@ int run(int argc, char** argv) {
   const int plugin_status =
       loader.errors().empty() || allow_plugin_errors ? kAllRan : kPluginErrors;
 
+  if (devices) return print_inventory(plugin_status);
   if (list_plugins) {
     std::printf("%-14s %-9s %6s  %s\n", "plugin", "version", "cases", "path");
     for (const LoadedPlugin& p : loader.plugins()) {
@@ -247,7 +264,8 @@ int run(int argc, char** argv) {
                  left_out, left_out == 1 ? "" : "s", reasons.c_str());
   }
 
-  if (detail::failed_case_count() > 0) return kCasesFailed;
+  if (display.saw_faulty_gpu()) return kFaultyGpu;
+  if (detail::failed_case_count() > 0 || display.saw_gpu_not_run()) return kCasesFailed;
   if (gpu_missing) return kNoGpu;
   return plugin_status;
 }

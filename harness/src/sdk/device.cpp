@@ -64,30 +64,33 @@ void select_device(int index) {
   XF_CUDA_CHECK(cudaSetDevice(index));
 }
 
+DeviceInfo read_device_info(int d) {
+  if (!gpu_unavailable_reason().empty()) XF_THROW(Unsupported, gpu_unavailable_reason());
+  cudaDeviceProp p{};
+  XF_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
+  auto attr = [d](cudaDeviceAttr a) {
+    int v = 0;
+    XF_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, d));
+    return v;
+  };
+  DeviceInfo info;
+  info.index = d;
+  info.name = p.name;
+  info.cc_major = p.major;
+  info.cc_minor = p.minor;
+  info.sm_count = p.multiProcessorCount;
+  info.total_mem = p.totalGlobalMem;
+  info.l2_bytes = std::size_t(p.l2CacheSize);
+  info.bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
+  info.max_sm_clock_mhz = attr(cudaDevAttrClockRate) / 1000;
+  info.max_mem_clock_mhz = attr(cudaDevAttrMemoryClockRate) / 1000;
+  return info;
+}
+
 const DeviceInfo& device_info() {
   static std::once_flag once;
   static DeviceInfo info;
-  std::call_once(once, [] {
-    if (!gpu_unavailable_reason().empty()) XF_THROW(Unsupported, gpu_unavailable_reason());
-    int d = g_selected;
-    cudaDeviceProp p{};
-    XF_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
-    auto attr = [d](cudaDeviceAttr a) {
-      int v = 0;
-      XF_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, d));
-      return v;
-    };
-    info.index = d;
-    info.name = p.name;
-    info.cc_major = p.major;
-    info.cc_minor = p.minor;
-    info.sm_count = p.multiProcessorCount;
-    info.total_mem = p.totalGlobalMem;
-    info.l2_bytes = std::size_t(p.l2CacheSize);
-    info.bus_width_bits = attr(cudaDevAttrGlobalMemoryBusWidth);
-    info.max_sm_clock_mhz = attr(cudaDevAttrClockRate) / 1000;
-    info.max_mem_clock_mhz = attr(cudaDevAttrMemoryClockRate) / 1000;
-  });
+  std::call_once(once, [] { info = read_device_info(g_selected); });
   if (info.name.empty()) XF_THROW(Unsupported, "device information unavailable");
   return info;
 }

@@ -170,6 +170,11 @@ TelemetryReading TelemetrySampler::stop(double t0, double t1) {
   return summarize(samples_, t0, t1);
 }
 
+TelemetryReading TelemetrySampler::read(double t0, double t1) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return summarize(samples_, t0, t1);
+}
+
 std::string nvml_driver_version() {
   const Nvml& n = nvml();
   if (!n.ok()) return "";

@@ -59,6 +59,8 @@ class TelemetrySampler {
   TelemetrySampler& operator=(const TelemetrySampler&) = delete;
   // Stops sampling (idempotent) and summarises the samples taken in [t0, t1].
   TelemetryReading stop(double t0, double t1);
+  // Summarises the samples taken in [t0, t1] so far, sampling on (live progress lines).
+  TelemetryReading read(double t0, double t1);
   // Whether any sample so far saw the power cap (clock-event reason sw_power_cap).
   bool power_capped() const { return power_capped_.load(std::memory_order_relaxed); }
 

@@ -1,0 +1,160 @@
+#include "burn_options.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "xfbench/device.hpp"
+#include "xfbench/error.hpp"
+#include "xfbench/flags.hpp"
+
+namespace xfbench::burn {
+namespace {
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+}  // namespace
+
+std::vector<int> parse_gpu_indices(const std::vector<std::string>& items) {
+  std::vector<int> gpus;
+  for (const std::string& item : items) {
+    char* end = nullptr;
+    const long index = std::strtol(item.c_str(), &end, 10);
+    const bool number = !item.empty() && *end == '\0' && index >= 0 && index < 1024;
+    if (!number) XF_THROW(InvalidArgument, "--xfbench_gpus: '" + item + "' is not a GPU index");
+    for (int g : gpus)
+      if (g == index) XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + item + " is named twice");
+    gpus.push_back(int(index));
+  }
+  return gpus;
+}
+
+void check_gpus_exist(const std::vector<int>& gpus, int visible) {
+  for (int g : gpus) {
+    if (g >= visible) {
+      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + std::to_string(g) +
+                                    " is out of range: " + std::to_string(visible) +
+                                    " CUDA device" + (visible == 1 ? "" : "s") +
+                                    " visible (valid: 0.." + std::to_string(visible - 1) + ")");
+    }
+  }
+}
+
+void check_seconds(double seconds) {
+  if (!(seconds > 0)) {
+    XF_THROW(InvalidArgument, "--xfbench_burn_seconds=" + number(seconds) +
+                                  ": a burn lasts a positive number of seconds");
+  }
+}
+
+void check_mem_pct(double pct) {
+  if (!(pct >= 1 && pct <= 95)) {
+    XF_THROW(InvalidArgument,
+             "--xfbench_burn_mem_pct=" + number(pct) +
+                 ": expected 1 to 95 (percent of free memory; above 95 leaves the driver and "
+                 "cuBLAS too little)");
+  }
+}
+
+std::vector<Dtype> parse_burn_dtypes(const std::vector<std::string>& items) {
+  std::vector<Dtype> dtypes;
+  for (const std::string& item : items) {
+    try {
+      dtypes.push_back(parse_dtype(item));
+    } catch (const InvalidArgument& e) {
+      XF_THROW(InvalidArgument, "--xfbench_burn_dtypes: " + e.message());
+    }
+  }
+  if (dtypes.empty()) {
+    dtypes = {Dtype::fp64, Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8};
+  }
+  return dtypes;
+}
+
+BurnFlags read_burn_flags() {
+  BurnFlags f;
+  f.gpus = parse_gpu_indices(flag_list(
+      "gpus", "GPUs to use, e.g. 0,1 (default: all): Burn's GPUs, P2P pairs, NCCL collectives"));
+  f.seconds = flag_double("burn_seconds", 60, "seconds each Burn case burns every GPU");
+  check_seconds(f.seconds);
+  f.mem_pct = flag_double("burn_mem_pct", 90,
+                          "percent of each GPU's free memory that Burn fills with result buffers "
+                          "(1 to 95)");
+  check_mem_pct(f.mem_pct);
+  f.dtypes = parse_burn_dtypes(
+      flag_list("burn_dtypes", "Burn dtypes (default fp64,fp32,tf32,bf16,fp16,fp8)"));
+  f.search = flag_bool("burn_search", false,
+                       "Burn: time cuBLASLt's candidate kernels on each GPU and burn the fastest "
+                       "(default: cuBLASLt's first choice)");
+  if (!f.gpus.empty() && gpu_unavailable_reason().empty()) check_gpus_exist(f.gpus, device_count());
+  if (const char* faults = std::getenv(kFaultVariable)) f.faults = parse_faults(faults);
+  return f;
+}
+
+namespace {
+
+// Per dtype, the product's depth and layout and the float64 check's bound. fp32 and fp64 multiply
+// in layout NN, as cublasSgemm/cublasDgemm in gpu-burn do: in NT, cuBLASLt's first fp32 kernel ran
+// into the H100's power cap at 1908 MHz for 49.5 TFLOPS where gpu-burn's NN product ran 51.7.
+// The tensor-core dtypes stay NT (K-major operands; fp8 has no other layout). The reference reads
+// the same stored inputs, so what remains is accumulation and output rounding, relative to the RMS
+// r of the samples (|element| stays below ~5r): fp64 ~1e-15; fp32 (k=16384) below 1e-5; tf32 rounds
+// every input to 10 mantissa bits, ~7e-4 RMS and ~3e-3 for the worst of 1024 samples; fp16
+// output rounding 2^-11·5r = 2.4e-3; bf16 output 2^-8·5r = 2e-2; fp8 accumulates with fewer bits
+// between fp32 promotions and writes bf16: ~3e-2. Each bound is several times that, and still
+// far below what a flipped sign or exponent bit does to a typical element (about r).
+struct DtypeBurn {
+  Dtype dtype;
+  std::int64_t k;
+  bool trans_b;
+  double tolerance;
+};
+constexpr DtypeBurn kDtypeBurns[] = {
+    {Dtype::fp64, 16384, false, 1e-9}, {Dtype::fp32, 16384, false, 1e-4},
+    {Dtype::tf32, 32768, true, 2e-2},  {Dtype::fp16, 32768, true, 1e-2},
+    {Dtype::bf16, 32768, true, 6e-2},  {Dtype::fp8, 65536, true, 1.5e-1},
+};
+
+const DtypeBurn& dtype_burn(Dtype t) {
+  for (const DtypeBurn& d : kDtypeBurns)
+    if (d.dtype == t) return d;
+  XF_THROW(InvalidArgument, std::string("Burn has no ") + to_string(t) + " product");
+}
+
+}  // namespace
+
+BurnShape burn_shape(Dtype t) {
+  const DtypeBurn& d = dtype_burn(t);
+  return {8192, 8192, d.k, d.trans_b};
+}
+
+double reference_tolerance(Dtype t) { return dtype_burn(t).tolerance; }
+
+std::string burn_case_name(Dtype t, double seconds) {
+  return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds);
+}
+
+std::vector<Fault> parse_faults(const std::string& text) {
+  std::vector<Fault> faults;
+  for (const std::string& item : split(text, ',')) {
+    const std::vector<std::string> f = split(item, ':');
+    const bool every = f.size() == 5 && f[4] == "every";
+    bool ok = f.size() == 4 || every;
+    unsigned long long v[4] = {};
+    for (std::size_t i = 0; ok && i < 4; ++i) {
+      char* end = nullptr;
+      v[i] = std::strtoull(f[i].c_str(), &end, 10);
+      ok = !f[i].empty() && f[i][0] != '-' && *end == '\0';
+    }
+    if (!ok) {
+      XF_THROW(InvalidArgument, std::string(kFaultVariable) + ": '" + item +
+                                    "' is not slot:product:element:bit[:every]");
+    }
+    faults.push_back({int(v[0]), v[1], std::size_t(v[2]), unsigned(v[3]), every});
+  }
+  return faults;
+}
+
+}  // namespace xfbench::burn

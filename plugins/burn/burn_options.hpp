@@ -1,0 +1,68 @@
+// Burn's flags and the product each dtype burns. The flags are checked while the plugin registers,
+// before any GPU work: a bad value is an InvalidArgument (the host exits 2 with the reason).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.hpp"
+#include "xfbench/dtype.hpp"
+
+namespace xfbench::burn {
+
+// Test hook, a GPU that computes wrong: flips `bit` of element `element` of product `product`
+// of worker `slot` as soon as it is computed, before any check reads it. With `every_product`,
+// every product from `product` on is flipped the same way: a GPU consistently wrong, which only
+// the float64 reference check can catch.
+struct Fault {
+  int slot = 0;
+  std::uint64_t product = 0;
+  std::size_t element = 0;
+  unsigned bit = 0;
+  bool every_product = false;
+};
+
+struct BurnFlags {
+  std::vector<int> gpus;      // --xfbench_gpus; empty: every visible GPU
+  double seconds = 60;        // --xfbench_burn_seconds, per dtype
+  double mem_pct = 90;        // --xfbench_burn_mem_pct: share of free memory given to results
+  std::vector<Dtype> dtypes;  // --xfbench_burn_dtypes; default: all six
+  bool search = false;        // --xfbench_burn_search: time cuBLASLt's candidates first
+  std::vector<Fault> faults;  // XFBENCH_BURN_TEST_FAULTS (test hook)
+};
+
+// Reads and checks every flag above. A GPU index is checked against the visible devices only
+// where CUDA works (without a GPU the host says so itself).
+BurnFlags read_burn_flags();
+
+// The checks, pure so the CPU tests call them; each names the flag and the reason.
+std::vector<int> parse_gpu_indices(const std::vector<std::string>& items);
+void check_gpus_exist(const std::vector<int>& gpus, int visible);
+void check_seconds(double seconds);
+void check_mem_pct(double pct);
+std::vector<Dtype> parse_burn_dtypes(const std::vector<std::string>& items);
+
+// C[m,n] = A[m,k]·B[n,k]ᵀ (layout NT, the one fp8 needs) or A[m,k]·B[k,n] (NN). k grows as the
+// product gets faster so the bitwise comparison of each product (one read of C and of the first
+// product) stays near 1% of the time.
+struct BurnShape {
+  std::int64_t m = 8192, n = 8192, k = 8192;
+  bool trans_b = true;  // B stored [n,k]
+};
+BurnShape burn_shape(Dtype t);
+
+// The largest |GPU - float64| of a sampled element of the first product that counts as right,
+// relative to the RMS of the float64 samples (see burn_options.cpp for the error budget).
+double reference_tolerance(Dtype t);
+
+// "Burn/tf32/seconds:60"
+std::string burn_case_name(Dtype t, double seconds);
+
+// The faults of XFBENCH_BURN_TEST_FAULTS, "slot:product:element:bit[:every],..." (tests of the
+// whole program set it; nothing else should).
+constexpr const char* kFaultVariable = "XFBENCH_BURN_TEST_FAULTS";
+std::vector<Fault> parse_faults(const std::string& text);
+
+}  // namespace xfbench::burn
