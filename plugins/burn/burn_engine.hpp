@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "../../harness/src/sdk/telemetry.hpp"  // the SDK's NVML sampler (clocks, power, energy)
 #include "burn_options.hpp"
-#include "gpu_health.hpp"
 #include "kernels/gemm.hpp"
+#include "xfbench/detail/telemetry.hpp"  // the SDK's NVML sampler (clocks, power, energy)
 #include "xfbench/dtype.hpp"
+#include "xfbench/gpu_health.hpp"
 
 namespace xfbench::burn {
 

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "copy_kernels.hpp"
-#include "topology.hpp"
 #include "transfer_cases.hpp"
+#include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::transfer {

@@ -7,8 +7,8 @@
 
 #include "copy_kernels.hpp"
 #include "kernels/nccl_comm.hpp"
-#include "topology.hpp"
 #include "transfer_cases.hpp"
+#include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"
 #define XFBENCH_USE_NCCL
 #include "xfbench/check_libs.hpp"

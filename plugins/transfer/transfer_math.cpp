@@ -101,34 +101,6 @@ double memcpy_bytes_counted(Direction d, std::size_t bytes) {
   return d == Direction::d2d ? 2.0 * double(bytes) : double(bytes);
 }
 
-double pcie_gbs_per_direction(int generation, int width) {
-  if (width <= 0) return 0;
-  double gts = 0, efficiency = 128.0 / 130.0;
-  switch (generation) {
-    case 1:
-      gts = 2.5, efficiency = 0.8;
-      break;
-    case 2:
-      gts = 5, efficiency = 0.8;
-      break;
-    case 3:
-      gts = 8;
-      break;
-    case 4:
-      gts = 16;
-      break;
-    case 5:
-      gts = 32;
-      break;
-    case 6:
-      gts = 64, efficiency = 242.0 / 256.0;
-      break;
-    default:
-      return 0;
-  }
-  return gts * efficiency * width / 8.0;  // GT/s per lane = Gbit/s per lane
-}
-
 const char* to_string(P2PMode m) { return m == P2PMode::uni ? "uni" : "bi"; }
 
 std::string p2p_name(P2PMode m, bool peer, Engine e, int src, int dst, std::size_t bytes) {

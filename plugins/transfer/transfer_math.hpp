@@ -35,10 +35,6 @@ std::string memcpy_name(Direction d, HostMemory m, Engine e, std::size_t bytes);
 // compares with HBM bandwidth); h2d and d2h cross PCIe once (1x, as bandwidthTest quotes them).
 double memcpy_bytes_counted(Direction d, std::size_t bytes);
 
-// PCIe bandwidth per direction in GB/s for a link generation (1..6) and lane count, after line
-// encoding (8b/10b up to Gen2, 128b/130b for Gen3..5, 242/256 FLIT for Gen6); 0 when unknown.
-double pcie_gbs_per_direction(int generation, int width);
-
 // ---- P2P -------------------------------------------------------------------------------------
 enum class P2PMode { uni, bi };
 const char* to_string(P2PMode m);

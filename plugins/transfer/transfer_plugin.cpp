@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "kernels/nccl_comm.hpp"
-#include "topology.hpp"
 #include "transfer_cases.hpp"
+#include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::transfer {

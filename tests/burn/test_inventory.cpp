@@ -3,12 +3,13 @@
 
 #include <string>
 
-#include "gpu_health.hpp"
 #include "inventory.hpp"
+#include "xfbench/gpu_health.hpp"
 
 namespace {
 
-using namespace xfbench::burn;
+using namespace xfbench;
+using namespace xfbench::host;
 
 Inventory three_gpus() {
   Inventory inv;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "../../harness/src/host/reporters.hpp"
-#include "../../harness/src/sdk/telemetry.hpp"
 #include "test_paths.hpp"
+#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/steady_state.hpp"
 
 namespace {

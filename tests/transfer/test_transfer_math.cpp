@@ -10,6 +10,7 @@
 #include "test_host.hpp"
 #include "transfer_math.hpp"
 #include "xfbench/error.hpp"
+#include "xfbench/topology.hpp"
 
 using namespace xfbench;
 using namespace xfbench::transfer;

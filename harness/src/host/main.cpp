@@ -111,7 +111,7 @@ int print_inventory(int status) {
                  gpu_unavailable_reason().c_str());
     return kNoGpu;
   }
-  std::fputs(burn::format_inventory(burn::collect_inventory()).c_str(), stdout);
+  std::fputs(host::format_inventory(host::collect_inventory()).c_str(), stdout);
   return status;
 }
 

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <initializer_list>
 
-#include "telemetry.hpp"
 #include "xfbench/context.hpp"
 #include "xfbench/detail/host.hpp"
+#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/flags.hpp"
 #include "xfbench/timer.hpp"

@@ -1,4 +1,4 @@
-#include "telemetry.hpp"
+#include "xfbench/detail/telemetry.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nvml.h>

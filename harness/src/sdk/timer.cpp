@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "telemetry.hpp"
 #include "xfbench/counters.hpp"
+#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"

@@ -1,4 +1,5 @@
-// How the GPUs are connected: PCIe link to the host (NVML), peer access between GPUs (CUDA) and
+// How the GPUs are connected (the Transfer plugin, the Burn plugin and the host's
+// --xfbench_devices share it): PCIe link to the host (NVML), peer access between GPUs (CUDA) and
 // active NVLinks between them (NVML, loaded at run time; without it links read as unknown).
 #pragma once
 
@@ -6,7 +7,11 @@
 #include <utility>
 #include <vector>
 
-namespace xfbench::transfer {
+namespace xfbench {
+
+// PCIe bandwidth per direction in GB/s for a link generation (1..6) and lane count, after line
+// encoding (8b/10b up to Gen2, 128b/130b for Gen3..5, 242/256 FLIT for Gen6); 0 when unknown.
+double pcie_gbs_per_direction(int generation, int width);
 
 struct PcieLink {
   int max_gen = 0, max_width = 0;  // what the GPU and slot can do together
@@ -26,4 +31,4 @@ std::string nvml_topology_status();  // "ok" or why NVLink/PCIe queries are unav
 // p2p_access ("0>1:yes,1>0:yes"), nvlinks ("0-1:18"). Touches the GPU: call after registration.
 std::vector<std::pair<std::string, std::string>> topology_context(int gpus);
 
-}  // namespace xfbench::transfer
+}  // namespace xfbench

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace xfbench::burn {
+namespace xfbench {
 
 std::string gpu_uuid(int cuda_device);      // "GPU-8b2c..."; from CUDA when NVML cannot tell
 std::string pci_bus_id(int cuda_device);    // "00000000:18:00.0"
@@ -47,4 +47,4 @@ class XidWatcher {
   std::string status_ = "ok";
 };
 
-}  // namespace xfbench::burn
+}  // namespace xfbench

@@ -1,4 +1,4 @@
-#include "topology.hpp"
+#include "xfbench/topology.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nvml.h>
@@ -7,10 +7,9 @@
 #include <cstdio>
 #include <mutex>
 
-#include "transfer_math.hpp"
 #include "xfbench/nvml.hpp"
 
-namespace xfbench::transfer {
+namespace xfbench {
 namespace {
 
 // The NVML functions the topology needs, bound once through the SDK (never linked).
@@ -118,6 +117,34 @@ std::string fixed1(double v) {
 
 }  // namespace
 
+double pcie_gbs_per_direction(int generation, int width) {
+  if (width <= 0) return 0;
+  double gts = 0, efficiency = 128.0 / 130.0;
+  switch (generation) {
+    case 1:
+      gts = 2.5, efficiency = 0.8;
+      break;
+    case 2:
+      gts = 5, efficiency = 0.8;
+      break;
+    case 3:
+      gts = 8;
+      break;
+    case 4:
+      gts = 16;
+      break;
+    case 5:
+      gts = 32;
+      break;
+    case 6:
+      gts = 64, efficiency = 242.0 / 256.0;
+      break;
+    default:
+      return 0;
+  }
+  return gts * efficiency * width / 8.0;  // GT/s per lane = Gbit/s per lane
+}
+
 double PcieLink::peak_gbs() const { return pcie_gbs_per_direction(max_gen, max_width); }
 
 std::string PcieLink::describe() const {
@@ -181,4 +208,4 @@ std::vector<std::pair<std::string, std::string>> topology_context(int gpus) {
   return out;
 }
 
-}  // namespace xfbench::transfer
+}  // namespace xfbench

@@ -1,4 +1,4 @@
-#include "gpu_health.hpp"
+#include "xfbench/gpu_health.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nvml.h>
@@ -8,7 +8,7 @@
 
 #include "xfbench/nvml.hpp"
 
-namespace xfbench::burn {
+namespace xfbench {
 namespace {
 
 // The NVML functions used here, bound once through the SDK (never linked).
@@ -177,4 +177,4 @@ void XidWatcher::poll() {
   }
 }
 
-}  // namespace xfbench::burn
+}  // namespace xfbench

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "../../harness/src/sdk/telemetry.hpp"  // the SDK's NVML driver version
-#include "gpu_health.hpp"
-#include "topology.hpp"  // the transfer plugin's PCIe link and NVLink count
+#include "xfbench/detail/telemetry.hpp"  // the SDK's NVML driver version
 #include "xfbench/device.hpp"
+#include "xfbench/gpu_health.hpp"
+#include "xfbench/topology.hpp"
 
-namespace xfbench::burn {
+namespace xfbench::host {
 namespace {
 
 std::string cuda_version(int v) {
@@ -75,7 +75,7 @@ Inventory collect_inventory() {
     g.max_mem_mhz = info.max_mem_clock_mhz;
     g.bus_width_bits = info.bus_width_bits;
     g.mem_gb = info.total_mem / 1e9;
-    g.pcie = transfer::pcie_link(i).describe();
+    g.pcie = pcie_link(i).describe();
     g.power_limit_w = power_limit_watts(i);
     g.ecc = ecc_mode(i);
     inv.gpus.push_back(g);
@@ -85,8 +85,8 @@ Inventory collect_inventory() {
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
-      inv.links[i][j] = link_cell(transfer::nvlink_count(i, j), pcie_path(i, j));
-      inv.p2p[i][j] = transfer::can_access_peer(i, j);
+      inv.links[i][j] = link_cell(nvlink_count(i, j), pcie_path(i, j));
+      inv.p2p[i][j] = can_access_peer(i, j);
     }
   }
   return inv;
@@ -125,4 +125,4 @@ std::string format_inventory(const Inventory& inv) {
   return out;
 }
 
-}  // namespace xfbench::burn
+}  // namespace xfbench::host

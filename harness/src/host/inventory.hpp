@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace xfbench::burn {
+namespace xfbench::host {
 
 struct GpuEntry {
   int index = 0;
@@ -36,4 +36,4 @@ std::string format_inventory(const Inventory& inv);
 // A matrix cell: "NV<n>" when the GPUs share n > 0 NVLinks, else the PCIe path.
 std::string link_cell(int nvlinks, const std::string& pcie_path);
 
-}  // namespace xfbench::burn
+}  // namespace xfbench::host
