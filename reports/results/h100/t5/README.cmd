@@ -25,7 +25,7 @@ for r in 1 2; do for v in base new; do build/cmp/$v/bin/xfbench --benchmark_filt
 #
 # The seeds' table, seq 512 (2026-11-25, the build with fbf2004 restored = main 5677ba2's kernels,
 # build/cmp/new; one device call, 573 s):
-sh reports/results/h100/t5/seed_sweep.sh 512 . build/cmp/new   # -> t5_seed_s512.json, t5_seed_s512_torch.json
+sh reports/results/h100/t5/seed_sweep.sh 512 . build/cmp/new   # (then one call for both sides, timeouts 390/190 s) -> t5_seed_s512.json, t5_seed_s512_torch.json
 # xfbench's part hit its 390 s time-out after 73 of 84 cases (JSON cut at the last whole entry):
 # T5Decoder flash fwd from batch 16 up and flash fwd+bwd at every batch did not run. TFLOPS, unfused / fused / flash vs
 # HF eager:
