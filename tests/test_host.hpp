@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 
@@ -38,6 +39,28 @@ inline HostResult run_host(const std::string& args, const std::string& env = "")
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
+}
+
+// The case names a host listing printed whose name starts with one of `prefixes`, one per line,
+// without Google Benchmark's suffixes ("/iterations:20/manual_time").
+inline std::string listed_names(const std::string& listing,
+                                std::initializer_list<const char*> prefixes) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < listing.size()) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string::npos) end = listing.size();
+    std::string line = listing.substr(at, end - at);
+    for (const char* suffix : {"/iterations:", "/repeats:", "/manual_time"})
+      line = line.substr(0, line.find(suffix));
+    for (const char* prefix : prefixes)
+      if (line.rfind(prefix, 0) == 0) {
+        out += line + "\n";
+        break;
+      }
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace xftest

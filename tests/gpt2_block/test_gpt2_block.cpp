@@ -85,21 +85,9 @@ TEST(Gpt2Config, WhatEachBackendTakes) {
 // Names: gpt2-medium untagged, the other named models as /model:<name>, custom sizes spelled out;
 // dimensions that cannot be built exit 2 with the reason, before any GPU work.
 namespace {
-// The GPT2Block names a host listing printed, one per line, without Google Benchmark's suffixes
-// ("/iterations:20/manual_time").
+// The GPT2Block names of a host listing.
 std::string gpt2_names(const std::string& listing) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < listing.size()) {
-    std::size_t end = listing.find('\n', at);
-    if (end == std::string::npos) end = listing.size();
-    std::string line = listing.substr(at, end - at);
-    for (const char* suffix : {"/iterations:", "/repeats:", "/manual_time"})
-      line = line.substr(0, line.find(suffix));
-    if (line.rfind("GPT2Block/", 0) == 0) out += line + "\n";
-    at = end + 1;
-  }
-  return out;
+  return xftest::listed_names(listing, {"GPT2Block/"});
 }
 }  // namespace
 

@@ -112,18 +112,7 @@ TEST(T5Config, T5KnobsComeTogether) {
 // out, /ffn:gated-gelu last; bad flags exit 2 with the reason, before any GPU work.
 namespace {
 std::string t5_names(const std::string& listing) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < listing.size()) {
-    std::size_t end = listing.find('\n', at);
-    if (end == std::string::npos) end = listing.size();
-    std::string line = listing.substr(at, end - at);
-    for (const char* suffix : {"/iterations:", "/repeats:", "/manual_time"})
-      line = line.substr(0, line.find(suffix));
-    if (line.rfind("T5Encoder/", 0) == 0 || line.rfind("T5Decoder/", 0) == 0) out += line + "\n";
-    at = end + 1;
-  }
-  return out;
+  return xftest::listed_names(listing, {"T5Encoder/", "T5Decoder/"});
 }
 }  // namespace
 
