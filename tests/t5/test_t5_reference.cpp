@@ -18,19 +18,7 @@ using ref::Tensors;
 
 // T5 at toy widths; seq 24 reaches the log-spaced buckets (distances >= 8 both ways).
 BlockConfig toy_t5(bool decoder, bool gated) {
-  BlockConfig c;
-  c.name = decoder ? "T5Decoder" : "T5Encoder";
-  c.hidden = 16, c.heads = 2, c.intermediate = 24;
-  c.placement = NormPlacement::pre;
-  c.norm = NormKind::rmsnorm;
-  c.eps = 1e-6f;
-  c.activation = gated ? Activation::gelu_tanh : Activation::relu;
-  c.gated_ffn = gated;
-  c.linear_bias = false;
-  c.scale_scores = false;
-  c.relative_bias = true;
-  c.causal = decoder;
-  c.cross_attention = decoder;
+  BlockConfig c = t5_block(16, 2, 8, 24, decoder, gated);
   c.set_dropout(0.f);
   c.batch = 2, c.seq = 24;
   return c;
