@@ -12,10 +12,18 @@
 // cap (the caller says so), the warm-up lasts at least `capped_warmup`: after a lighter phase the
 // limiter lets a case run above the limit for about a second (H100: 749 W and +2.5% over a span
 // starting 0.2 s into a case, 689 W once settled). Pure arithmetic: no GPU.
+//
+// Under MPI every rank times the same case, and collectives inside the timed work deadlock
+// unless every rank takes the same decisions (another window, stop). An AgreeMax hook (MPI's
+// all-reduce, from libxfbench_nccl: the SDK does not link MPI) replaces each window's numbers and
+// the power-cap report by their maximum over the ranks, so every rank runs the rule on the same
+// numbers: those of the slowest rank, whose time is the collective's.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace xfbench {
@@ -31,6 +39,9 @@ struct SteadyStateOptions {
   int groups = 10;             // batch means for ci; also the fewest measured windows
 };
 
+// Replaces each of `values[0..count)` by its maximum over every process timing the case.
+using AgreeMax = std::function<void(double* values, std::size_t count)>;
+
 struct SteadyStateResult {
   double seconds = 0;      // mean seconds per launch over the measured windows
   double cv = 0;           // relative standard deviation of their per-launch times
@@ -44,19 +55,25 @@ struct SteadyStateResult {
 
 class SteadyState {
  public:
-  explicit SteadyState(const SteadyStateOptions& options) : o_(options) {}
+  // `agree` empty: this process alone.
+  explicit SteadyState(const SteadyStateOptions& options, AgreeMax agree = {})
+      : o_(options), agree_(std::move(agree)) {}
 
-  // One completed window: per-launch seconds and the window's duration. Returns true when the
-  // rule says stop (converged or timed out); result() then holds the outcome.
+  // One completed window: per-launch seconds and the window's duration (agreed first: one
+  // all-reduce per window). Returns true when the rule says stop (converged or timed out);
+  // result() then holds the outcome.
   bool add(double seconds_per_launch, double window_seconds);
-  // The GPU has reported its power cap: the warm-up lasts at least capped_warmup from now on.
-  void power_capped() { o_.min_warmup = std::max(o_.min_warmup, o_.capped_warmup); }
+  // The GPU has reported its power cap: from the next window on (on every rank, once agreed),
+  // the warm-up lasts at least capped_warmup.
+  void power_capped() { capped_here_ = true; }
   const SteadyStateResult& result() const { return r_; }
   std::size_t size() const { return x_.size(); }
 
  private:
   bool evaluate(std::size_t first, bool timed_out);
   SteadyStateOptions o_;
+  AgreeMax agree_;
+  bool capped_here_ = false;
   std::vector<double> x_, d_;
   double elapsed_ = 0;
   SteadyStateResult r_;

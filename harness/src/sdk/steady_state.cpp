@@ -54,6 +54,12 @@ bool SteadyState::evaluate(std::size_t first, bool timed_out) {
 }
 
 bool SteadyState::add(double seconds_per_launch, double window_seconds) {
+  if (agree_) {
+    double v[3] = {seconds_per_launch, window_seconds, capped_here_ ? 1.0 : 0.0};
+    agree_(v, 3);
+    seconds_per_launch = v[0], window_seconds = v[1], capped_here_ = v[2] > 0;
+  }
+  if (capped_here_) o_.min_warmup = std::max(o_.min_warmup, o_.capped_warmup);
   x_.push_back(seconds_per_launch);
   d_.push_back(window_seconds);
   elapsed_ += window_seconds;
