@@ -78,12 +78,38 @@ struct Live {
   std::atomic<std::uint64_t> errors{0};
 };
 
+// A stream at the device's highest or lowest scheduling priority.
+class PriorityStream {
+ public:
+  explicit PriorityStream(bool highest) {
+    int least = 0, greatest = 0;
+    XF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    XF_CUDA_CHECK(
+        cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, highest ? greatest : least));
+  }
+  ~PriorityStream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  PriorityStream(const PriorityStream&) = delete;
+  PriorityStream& operator=(const PriorityStream&) = delete;
+  operator cudaStream_t() const { return s_; }
+  void sync() const { XF_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 // One slot's GPU: the plan, the inputs, the result buffers (the first product in buffer 0) and
-// the mismatch counter, all on the slot's device.
+// the mismatch counter, all on the slot's device. Products run on `stream`; each is compared on
+// `check` while the next one runs (at a lower priority, so comparison blocks fill the SMs a
+// product's last wave leaves idle rather than delaying the products). A product waits until the
+// comparison of the one before it in its buffer has read that buffer (`compared`).
 struct SlotGpu {
   k::GemmDesc desc;
   std::unique_ptr<k::Gemm> gemm;
-  Stream stream;
+  PriorityStream stream{true}, check{false};
+  Event written;                // the latest product, flipped bits included
+  std::vector<Event> compared;  // per result buffer: its latest comparison
   DeviceMemory a, b, results;
   DeviceBuffer<unsigned long long> mismatches{1};
   PinnedBuffer<unsigned long long> seen{2};  // the counter after each of two queued windows
@@ -212,6 +238,7 @@ void SlotBurn::allocate(std::size_t free_bytes) {
   }
   if (buffers < 2) throw short_of_memory();
   g.buffers = r_.buffers = buffers;
+  g.compared = std::vector<Event>(buffers);
   r_.mem_bytes = inputs + double(buffers) * product;
 }
 
@@ -268,11 +295,14 @@ void SlotBurn::check_reference() {
 }
 
 // Windows of products until the deadline, one window queued ahead of the one the host waits on
-// so the GPU never idles; each product is compared with the first as soon as it is written.
+// so the GPU never idles. A window ends when the comparison of its last product is done (the
+// counter is read there), and the next begins there: the windows tile the GPU's time. A
+// comparison ends about one product after its own (in the next one's last wave), so the first
+// window reads that much longer and the last that much shorter than their products took.
 void SlotBurn::burn(double start, double first_seconds) {
   SlotGpu& g = *g_;
   const double deadline = start + c_.seconds;
-  Event starts[2], stops[2];
+  Event ends[3];  // of windows w-1 (the start of w), w and w+1 while the host reads window w
   std::uint64_t queued[2] = {0, 0};
   std::uint64_t per_window = std::uint64_t(std::clamp(
       c_.window_seconds / std::max(first_seconds, 1e-6), 1.0, double(kMaxProductsPerWindow)));
@@ -280,26 +310,30 @@ void SlotBurn::burn(double start, double first_seconds) {
   std::uint64_t product = 1;
   std::size_t next = 1;
   auto enqueue = [&](int w) {
-    starts[w & 1].record(g.stream);
     for (std::uint64_t i = 0; i < per_window; ++i, ++product) {
+      XF_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.compared[next].get(), 0));
       compute(product, next);
-      count_mismatches(g.stream, g.result(next), g.result(0), g.elements, g.out_bytes,
+      g.written.record(g.stream);
+      XF_CUDA_CHECK(cudaStreamWaitEvent(g.check, g.written.get(), 0));
+      count_mismatches(g.check, g.result(next), g.result(0), g.elements, g.out_bytes,
                        g.mismatches.data());
+      g.compared[next].record(g.check);
       next = next + 1 == g.buffers ? 1 : next + 1;
     }
     XF_CUDA_CHECK(cudaMemcpyAsync(g.seen.data() + (w & 1), g.mismatches.data(),
-                                  sizeof(unsigned long long), cudaMemcpyDeviceToHost, g.stream));
-    stops[w & 1].record(g.stream);
+                                  sizeof(unsigned long long), cudaMemcpyDeviceToHost, g.check));
+    ends[w % 3].record(g.check);
     queued[w & 1] = per_window;
   };
   r_.t0 = detail::host_seconds();
+  ends[2].record(g.stream);  // window 0 starts with its first product
   enqueue(0);
   std::uint64_t counted = 0;
   for (int w = 0;; ++w) {
     const bool more = detail::host_seconds() + 1.5 * window_estimate < deadline;
     if (more) enqueue(w + 1);
     BurnWindow win;
-    win.seconds = stops[w & 1].elapsed_ms_since(starts[w & 1]) / 1e3;
+    win.seconds = ends[w % 3].elapsed_ms_since(ends[(w + 2) % 3]) / 1e3;
     win.products = queued[w & 1];
     win.mismatches = g.seen.data()[w & 1] - counted;
     counted += win.mismatches;

@@ -2,12 +2,12 @@
 // once, each from its own host thread on its own stream, for a set time. Each GPU fills a share
 // of its free memory with result buffers and writes them in turn, so memory is exercised too.
 //
-// Errors are found two ways. Every product is compared bit for bit on the GPU with the first one
-// (the inputs and the cuBLASLt algorithm never change, so any difference is a wrong result: a
-// flaky GPU). The first product itself is checked against a float64 reference at sampled
-// elements, so a GPU that is wrong the same way every time is caught too. Errors are counted per
-// GPU and per window (~1 s of products, also the unit of the TFLOPS figures); NVML telemetry,
-// ECC counts and Xid faults are read over the whole run.
+// Errors are found two ways. Every product is compared bit for bit on the GPU with the first one,
+// while the next product runs (the inputs and the cuBLASLt algorithm never change, so any
+// difference is a wrong result: a flaky GPU). The first product itself is checked against a float64
+// reference at sampled elements, so a GPU that is wrong the same way every time is caught too.
+// Errors are counted per GPU and per window (~1 s of products, also the unit of the TFLOPS
+// figures); NVML telemetry, ECC counts and Xid faults are read over the whole run.
 #pragma once
 
 #include <cstddef>
