@@ -3,8 +3,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <thread>
 
 #define XFBENCH_USE_NCCL
 #include "xfbench/check_libs.hpp"
@@ -28,6 +32,9 @@ bool launched_by_mpi() {
 }
 
 bool g_mpi = false;
+int g_local_rank = 0;
+double g_timeout = kDefaultNcclTimeoutSeconds;
+thread_local const std::string* t_section = nullptr;  // the case inside collective_section
 
 #if defined(XFBENCH_NCCL_MPI)
 // Finalises MPI at exit, after the communicators (constructed later, destroyed earlier).
@@ -63,7 +70,136 @@ Cache& cache() {
   return c;
 }
 
+// This process in an error line: its rank and GPU (MPI) or its GPUs.
+std::string who() {
+  std::vector<int> devices;
+  if (cache().comm) {
+    devices = cache().comm->devices;
+  } else if (int d = 0; cudaGetDevice(&d) == cudaSuccess) {
+    devices = {d};
+  }
+  return who_waits(g_mpi, world_rank(), world_size(), devices);
+}
+
+// Under MPI: the one line, then the whole job ends (the other ranks would wait for this one).
+[[noreturn]] void end_job(std::string line, const std::string& reason) {
+  if (t_section) line += ": " + *t_section;
+  std::fflush(stdout);
+  std::fprintf(stderr, "xfbench: %s: %s\n", line.c_str(), reason.c_str());
+  std::fflush(stderr);
+#if defined(XFBENCH_NCCL_MPI)
+  MPI_Abort(MPI_COMM_WORLD, kExitRankFailed);
+#endif
+  std::_Exit(kExitRankFailed);
+}
+
+// A wait on NCCL work that failed or timed out: the communicators are aborted (their kernels
+// stop), then the job ends (MPI) or the case gets the error.
+[[noreturn]] void wait_failed(const std::string& reason) {
+  const std::string here = who();
+  abort_communicator();
+  if (g_mpi) end_job(here, reason);
+  XF_THROW(LibraryError, here + ": " + reason);
+}
+
+void wait_for_nccl(const std::function<cudaError_t()>& query) {
+  std::string error;
+  auto poll = [&] {
+    const cudaError_t e = query();
+    if (e == cudaSuccess) return WaitStatus::done;
+    if (e != cudaErrorNotReady) XF_CUDA_CHECK(e);
+    if (!cache().comm) return WaitStatus::pending;
+    for (ncclComm_t c : cache().comm->comms) {
+      ncclResult_t r = ncclSuccess;
+      if (c && ncclCommGetAsyncError(c, &r) == ncclSuccess && r != ncclSuccess &&
+          r != ncclInProgress) {
+        const char* last = ncclGetLastError(c);
+        error = std::string("NCCL ") + ncclGetErrorString(r) + (last && *last ? ": " : "") +
+                (last ? last : "");
+        return WaitStatus::failed;
+      }
+    }
+    return WaitStatus::pending;
+  };
+  switch (poll_until(poll, g_timeout, steady_poll_clock())) {
+    case WaitStatus::done:
+      return;
+    case WaitStatus::failed:
+      wait_failed(error);
+    case WaitStatus::pending:
+      wait_failed(timeout_reason(g_timeout, "the collectives to complete"));
+  }
+}
+
+#if defined(XFBENCH_NCCL_MPI)
+// Completes a non-blocking MPI call within the time-out, or ends the job.
+void wait_mpi(MPI_Request& request, const char* what) {
+  auto poll = [&] {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done ? WaitStatus::done : WaitStatus::pending;
+  };
+  if (poll_until(poll, g_timeout, steady_poll_clock()) == WaitStatus::done) return;
+  end_job(who(), timeout_reason(g_timeout, std::string("the other ranks in ") + what));
+}
+
+std::string broadcast(std::string s, int root) {
+  long long size = (long long)s.size();
+  MPI_Request r;
+  MPI_Ibcast(&size, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD, &r);
+  wait_mpi(r, "a broadcast");
+  s.resize(std::size_t(size));
+  MPI_Ibcast(s.data(), int(size), MPI_CHAR, root, MPI_COMM_WORLD, &r);
+  wait_mpi(r, "a broadcast");
+  return s;
+}
+#endif
+
 }  // namespace
+
+void set_nccl_timeout(double seconds) {
+  if (!(seconds > 0 && seconds <= 86400))
+    XF_THROW(InvalidArgument, "--xfbench_nccl_timeout_s must be in (0, 86400] seconds");
+  g_timeout = seconds;
+}
+
+double nccl_timeout_seconds() { return g_timeout; }
+
+PollClock steady_poll_clock() {
+  return {[] {
+            using namespace std::chrono;
+            return duration<double>(steady_clock::now().time_since_epoch()).count();
+          },
+          [] { std::this_thread::sleep_for(std::chrono::microseconds(100)); }};
+}
+
+WaitStatus poll_until(const std::function<WaitStatus()>& poll, double timeout_s,
+                      const PollClock& clock) {
+  const double start = clock.now();
+  for (;;) {
+    const WaitStatus s = poll();
+    if (s != WaitStatus::pending || clock.now() - start >= timeout_s) return s;
+    clock.pause();
+  }
+}
+
+std::string who_waits(bool mpi, int rank, int nranks, const std::vector<int>& devices) {
+  if (mpi) {
+    std::string s = "rank " + std::to_string(rank) + " of " + std::to_string(nranks);
+    return devices.empty() ? s : s + " (GPU " + std::to_string(devices.front()) + ")";
+  }
+  std::string s = devices.size() == 1 ? "GPU" : "GPUs";
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    s += (i ? "," : " ") + std::to_string(devices[i]);
+  return s + " (one process)";
+}
+
+std::string timeout_reason(double timeout_s, const std::string& waiting_for) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+  return std::string("timed out after ") + seconds + " s waiting for " + waiting_for +
+         " (--xfbench_nccl_timeout_s)";
+}
 
 bool mpi_enabled() { return g_mpi; }
 
@@ -72,6 +208,10 @@ void mpi_init_if_launched() {
   if (g_mpi || !launched_by_mpi()) return;
   static MpiSession session;
   g_mpi = true;
+  MPI_Comm node;  // the processes of this node, for local_rank
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &g_local_rank);
+  MPI_Comm_free(&node);
 #endif
 }
 
@@ -97,43 +237,34 @@ int world_size() {
   return 1;
 }
 
-int local_rank() {
-#if defined(XFBENCH_NCCL_MPI)
-  if (g_mpi) {
-    static const int r = [] {
-      MPI_Comm node;
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-      int rank = 0;
-      MPI_Comm_rank(node, &rank);
-      MPI_Comm_free(&node);
-      return rank;
-    }();
-    return r;
-  }
-#endif
-  return 0;
-}
+int local_rank() { return g_local_rank; }
 
 long long sum_over_ranks(long long v) {
 #if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
-    long long out = 0;
-    MPI_Allreduce(&v, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return out;
+    MPI_Request r;
+    MPI_Iallreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &r);
+    wait_mpi(r, "an all-reduce (sum)");
   }
 #endif
   return v;
 }
 
 double max_over_ranks(double v) {
+  max_over_ranks(&v, 1);
+  return v;
+}
+
+void max_over_ranks(double* values, std::size_t count) {
 #if defined(XFBENCH_NCCL_MPI)
   if (g_mpi) {
-    double out = 0;
-    MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return out;
+    MPI_Request r;
+    MPI_Iallreduce(MPI_IN_PLACE, values, int(count), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r);
+    wait_mpi(r, "an all-reduce (max)");
   }
+#else
+  (void)values, (void)count;
 #endif
-  return v;
 }
 
 std::string mpi_build_status() {
@@ -195,9 +326,14 @@ Communicator& communicator(const std::vector<int>& devices) {
   } else {
 #if defined(XFBENCH_NCCL_MPI)
     if (devices.size() != 1) XF_THROW(InvalidArgument, "under MPI each process drives one GPU");
+    // Every rank meets before NCCL's blocking start-up, which would wait for a missing one forever.
+    MPI_Request r;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    wait_mpi(r, "the barrier before creating the NCCL communicator");
     ncclUniqueId id;
     if (world_rank() == 0) XF_NCCL_CHECK(ncclGetUniqueId(&id));
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
+    wait_mpi(r, "the broadcast of the NCCL id");
     comm->nranks = world_size();
     comm->ranks.push_back(world_rank());
     XF_CUDA_CHECK(cudaSetDevice(devices[0]));
@@ -210,5 +346,61 @@ Communicator& communicator(const std::vector<int>& devices) {
 }
 
 void abort_communicator() { cache().reset(true); }
+
+void wait_for_event(cudaEvent_t event) {
+  wait_for_nccl([event] { return cudaEventQuery(event); });
+}
+
+void wait_for_stream(cudaStream_t stream) {
+  wait_for_nccl([stream] { return cudaStreamQuery(stream); });
+}
+
+void collective_section(const std::string& what, const std::function<void()>& work) {
+  struct Scope {
+    const std::string* outer = t_section;
+    explicit Scope(const std::string& w) { t_section = &w; }
+    ~Scope() { t_section = outer; }
+  } scope(what);
+  try {
+    work();
+  } catch (const ValidationError&) {
+    throw;  // decided over all ranks
+  } catch (const LibraryError& e) {
+    if (g_mpi) end_job(who(), e.what());
+    abort_communicator();  // a failed NCCL call may leave the communicators unusable
+    throw;
+  } catch (const Unsupported& e) {
+    if (g_mpi) end_job(who(), "unsupported: " + e.message());
+    throw;
+  } catch (const std::exception& e) {
+    if (g_mpi) end_job(who(), e.what());
+    throw;
+  } catch (...) {
+    if (g_mpi) end_job(who(), "unknown exception");
+    throw;
+  }
+}
+
+std::string agreed_validation(const std::function<std::string()>& check) {
+  std::string result, failure;
+  std::exception_ptr error;
+  try {
+    result = check();
+  } catch (const ValidationError& e) {
+    error = std::current_exception();
+    failure = e.message();
+  }
+#if defined(XFBENCH_NCCL_MPI)
+  if (g_mpi) {
+    const int rank = world_rank();
+    const double first = max_over_ranks(error ? -double(rank) : -1e9);  // the lowest failing rank
+    if (first <= -1e9) return result;
+    const int root = int(-first);
+    XF_THROW(ValidationError, "rank " + std::to_string(root) + ": " + broadcast(failure, root));
+  }
+#endif
+  if (error) std::rethrow_exception(error);
+  return result;
+}
 
 }  // namespace xfbench::kernels

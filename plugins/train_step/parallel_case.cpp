@@ -6,6 +6,7 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/nccl_comm.hpp"
+#include "kernels/nccl_timer.hpp"
 #include "parallel_validate.hpp"
 #include "train_case.hpp"
 #include "train_validate.hpp"
@@ -22,6 +23,7 @@ struct ParallelSpec {
   bool p2p = true;
   ParallelOptions options;
   std::string unsupported;
+  std::string name;  // the case's
 };
 
 std::string describe(const ParallelTrainer& t) {
@@ -40,15 +42,12 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
                       : std::string("p2p:off needs NCCL_P2P_DISABLE=1 in the environment (NCCL "
                                     "reads it once per process): run NCCL_P2P_DISABLE=1 xfbench "
                                     "--benchmark_filter='/p2p:off'"));
-  if (kernels::mpi_enabled())
-    XF_THROW(Unsupported,
-             "multi-GPU TrainStep under MPI: the cases register, running them needs "
-             "the NCCL family's timing across ranks in the SDK (not there yet)");
   const std::vector<int> devices =
       kernels::local_devices(spec.options.gpus, device_count(), spec.gpus);
   kernels::TrainConfig c = spec.c;
   c.ranks = spec.gpus;
-  try {
+  // From here every rank joins the same collectives (one GPU per rank under MPI).
+  kernels::collective_section(spec.name, [&] {
     std::string label;
     if (should_validate())
       label = "validated: " + validate_parallel(c, spec.mode, devices, spec.options.bucket_bytes);
@@ -66,15 +65,15 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     t.init_parameters(c.seed);
     for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.rank(i)));
     if (should_validate()) {
-      label += "; " + validate_training([&] { t.step(stream); },
-                                        [&] { return t.model(0).loss(stream); }, c.model.vocab);
+      label += "; " + kernels::agreed_validation([&] {
+                 return validate_training([&] { t.step(stream); },
+                                          [&] { return t.model(0).loss(stream); }, c.model.vocab);
+               });
       t.init_parameters(c.seed);
     }
     if (spec.options.search) t.tune();
-    TimerOptions options;
-    options.use_graph = false;  // NCCL calls of several GPUs from one thread
     const Timing timing = time_gpu(
-        state, stream, [&](cudaStream_t s) { t.step(s); }, options);
+        state, stream, [&](cudaStream_t s) { t.step(s); }, kernels::collective_timer_options());
     set_train_counters(state, timing, c, t.ranks());
     const ParallelTrainer::Overlap overlap = t.measure_overlap(stream);
     state.counters["comm_ms"] = overlap.comm_ms;
@@ -91,10 +90,7 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     state.counters["loss"] = t.model(0).loss(stream);
     add_label(state, describe(t) + "; " + std::to_string(t.buckets().buckets.size()) + " buckets" +
                          (label.empty() ? "" : "; " + label));
-  } catch (const LibraryError&) {
-    kernels::abort_communicator();  // a failed NCCL call may leave the communicators unusable
-    throw;
-  }
+  });
 }
 
 }  // namespace
@@ -106,7 +102,7 @@ std::string parallel_case_name(const kernels::TrainConfig& c, const std::string&
 }
 
 ParallelFlags parallel_flags(bool search) {
-  kernels::mpi_init_if_launched();
+  kernels::init_at_registration();
   ParallelFlags f;
   for (const std::string& m : flag_list("train_parallel",
                                         "TrainStep multi-GPU variants of every configuration: dp, "
@@ -149,6 +145,7 @@ void add_parallel_case(const kernels::TrainConfig& c, const std::string& model_t
                        Parallelism mode, int gpus, bool p2p, const ParallelOptions& options,
                        Suite suite) {
   ParallelSpec spec{c, case_name(c, model_tag), mode, gpus, p2p, options, ""};
+  spec.name = parallel_case_name(c, model_tag, mode, gpus, p2p);
   spec.c.ranks = gpus;
   try {
     kernels::check_train_config(spec.c);  // InvalidArgument propagates
@@ -156,8 +153,7 @@ void add_parallel_case(const kernels::TrainConfig& c, const std::string& model_t
     spec.unsupported = e.message();
   }
   add_case(
-      parallel_case_name(c, model_tag, mode, gpus, p2p),
-      [spec](benchmark::State& s) { run_parallel_case(s, spec); }, Needs::gpu, suite);
+      spec.name, [spec](benchmark::State& s) { run_parallel_case(s, spec); }, Needs::gpu, suite);
 }
 
 }  // namespace xfbench::train

@@ -7,6 +7,7 @@
 
 #include "copy_kernels.hpp"
 #include "kernels/nccl_comm.hpp"
+#include "kernels/nccl_timer.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"
@@ -16,9 +17,7 @@
 namespace xfbench::transfer {
 namespace {
 
-using kernels::abort_communicator;
 using kernels::Communicator;
-using kernels::max_over_ranks;
 using kernels::mpi_enabled;
 using kernels::sum_over_ranks;
 using kernels::world_size;
@@ -107,31 +106,6 @@ long long count_all_wrong(const NcclCase& c, const CollectiveShape& shape, int n
   return sum_over_ranks(wrong);
 }
 
-// Under MPI every process must run the same number of collectives: the batch size comes from the
-// slowest rank's single launch, and each iteration's time is the slowest rank's.
-Timing time_across_ranks(benchmark::State& state, cudaStream_t stream, const Launch& launch) {
-  Timing t;
-  Event start, stop;
-  for (int i = 0; i < 3; ++i) launch(stream);
-  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
-  start.record(stream);
-  launch(stream);
-  stop.record(stream);
-  double single = max_over_ranks(stop.elapsed_ms_since(start) / 1e3);
-  t.batch = int(std::clamp(std::floor(5e-3 / std::max(single, 1e-7)), 1.0, 2000.0));
-  for (auto _ : state) {
-    start.record(stream);
-    for (int i = 0; i < t.batch; ++i) launch(stream);
-    stop.record(stream);
-    double seconds = max_over_ranks(stop.elapsed_ms_since(start) / 1e3);
-    state.SetIterationTime(seconds / t.batch);
-    t.total_seconds += seconds;
-    t.launches += std::size_t(t.batch);
-  }
-  t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
-  return t;
-}
-
 std::string describe_ranks(const Communicator& comm) {
   if (comm.nranks == 1) return "1 rank: baseline, no communication";
   std::string s = std::to_string(comm.nranks) + " ranks";
@@ -146,37 +120,12 @@ std::string describe_ranks(const Communicator& comm) {
   return s;
 }
 
-void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector<int>& gpus) {
-  const std::vector<int> devices = kernels::local_devices(gpus, device_count());
-  const int nranks = mpi_enabled() ? world_size() : int(devices.size());
-  nccl_type(c.dtype);  // rejects other dtypes before any GPU work
-  if (nranks > max_exact_ranks(c.dtype)) {
-    XF_THROW(Unsupported, std::to_string(nranks) +
-                              " ranks: sums of the test inputs would not be "
-                              "exact in " +
-                              to_string(c.dtype));
-  }
-  const CollectiveShape shape = shape_for(c.op, c.bytes, size_of(c.dtype), nranks);
-  if (shape.chunk == 0) {
-    XF_THROW(Unsupported, format_size(c.bytes) + " is less than one " + to_string(c.dtype) +
-                              " element per rank for " + std::to_string(nranks) + " ranks");
-  }
-  DeviceGuard guard;
+// Validation, timing and the re-check after it, on the communicator over this process's GPUs.
+void run_collectives(benchmark::State& state, const NcclCase& c, const CollectiveShape& shape,
+                     const std::vector<int>& devices) {
   const std::size_t es = size_of(c.dtype);
-  long long short_of_memory = 0;
-  for (int d : devices) {
-    XF_CUDA_CHECK(cudaSetDevice(d));
-    std::size_t free_b = 0, total_b = 0;
-    XF_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    short_of_memory += double((shape.send_count + shape.recv_count) * es) > 0.85 * double(free_b);
-  }
-  if (sum_over_ranks(short_of_memory) > 0) {
-    XF_THROW(Unsupported, "send + receive buffers of " +
-                              format_size((shape.send_count + shape.recv_count) * es) +
-                              " do not fit in a GPU's free memory");
-  }
-
   Communicator& comm = kernels::communicator(devices);
+  const int nranks = comm.nranks;
   std::vector<RankData> ranks(devices.size());
   for (std::size_t i = 0; i < devices.size(); ++i) {
     RankData& r = ranks[i];
@@ -207,51 +156,77 @@ void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector
     }
   };
   auto sync_all = [&] {
-    for (RankData& r : ranks) r.stream->sync();
+    for (RankData& r : ranks) kernels::wait_for_stream(*r.stream);
   };
 
-  try {
-    const bool check = should_validate();
-    long long wrong = 0;
-    if (check) {
-      for (RankData& r : ranks) {
-        XF_CUDA_CHECK(cudaSetDevice(r.device));
-        poison(r.recv.get(), shape.recv_count * es, *r.stream);
-      }
-      sync_all();
-      XF_CUDA_CHECK(cudaSetDevice(devices[0]));
-      launch(main);
-      sync_all();
-      wrong = count_all_wrong(c, shape, nranks, ranks);
-      if (wrong) {
-        XF_THROW(ValidationError, std::to_string(wrong) + " wrong elements (of " +
-                                      std::to_string(shape.recv_count) + " per rank)");
-      }
+  const bool check = should_validate();
+  long long wrong = 0;
+  if (check) {
+    for (RankData& r : ranks) {
+      XF_CUDA_CHECK(cudaSetDevice(r.device));
+      poison(r.recv.get(), shape.recv_count * es, *r.stream);
     }
-    XF_CUDA_CHECK(cudaSetDevice(devices[0]));
-    TimerOptions options;
-    options.use_graph = false;  // one group call per launch, as nccl-tests without graphs
-    Timing t = mpi_enabled() ? time_across_ranks(state, main, launch)
-                             : time_gpu(state, main, launch, options);
     sync_all();
-    if (check) {  // the last timed launch left its result: check it as well
-      wrong = count_all_wrong(c, shape, nranks, ranks);
-      if (wrong) {
-        XF_THROW(ValidationError,
-                 std::to_string(wrong) + " wrong elements after the timed launches");
-      }
-      state.counters["wrong"] = double(wrong);
+    XF_CUDA_CHECK(cudaSetDevice(devices[0]));
+    launch(main);
+    sync_all();
+    wrong = count_all_wrong(c, shape, nranks, ranks);
+    if (wrong) {
+      XF_THROW(ValidationError, std::to_string(wrong) + " wrong elements (of " +
+                                    std::to_string(shape.recv_count) + " per rank)");
     }
-    const double algbw = gbps(double(shape.bytes), t.seconds);
-    state.counters["algbw"] = algbw;
-    state.counters["busbw"] = algbw * bus_factor(c.op, nranks);
-    std::string label = describe_ranks(comm);
-    if (shape.bytes != c.bytes) label += "; ran " + format_size(shape.bytes);
-    add_label(state, label);
-  } catch (const LibraryError&) {
-    abort_communicator();  // a failed NCCL call may leave the communicators unusable
-    throw;
   }
+  XF_CUDA_CHECK(cudaSetDevice(devices[0]));
+  const Timing t = time_gpu(state, main, launch, kernels::collective_timer_options());
+  sync_all();
+  if (check) {  // the last timed launch left its result: check it as well
+    wrong = count_all_wrong(c, shape, nranks, ranks);
+    if (wrong) {
+      XF_THROW(ValidationError, std::to_string(wrong) + " wrong elements after the timed launches");
+    }
+    state.counters["wrong"] = double(wrong);
+  }
+  const double algbw = gbps(double(shape.bytes), t.seconds);
+  state.counters["algbw"] = algbw;
+  state.counters["busbw"] = algbw * bus_factor(c.op, nranks);
+  std::string label = describe_ranks(comm);
+  if (shape.bytes != c.bytes) label += "; ran " + format_size(shape.bytes);
+  add_label(state, label);
+}
+
+void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector<int>& gpus,
+                   const std::string& name) {
+  const std::vector<int> devices = kernels::local_devices(gpus, device_count());
+  const int nranks = mpi_enabled() ? world_size() : int(devices.size());
+  nccl_type(c.dtype);  // rejects other dtypes before any GPU work
+  if (nranks > max_exact_ranks(c.dtype)) {
+    XF_THROW(Unsupported, std::to_string(nranks) +
+                              " ranks: sums of the test inputs would not be "
+                              "exact in " +
+                              to_string(c.dtype));
+  }
+  const CollectiveShape shape = shape_for(c.op, c.bytes, size_of(c.dtype), nranks);
+  if (shape.chunk == 0) {
+    XF_THROW(Unsupported, format_size(c.bytes) + " is less than one " + to_string(c.dtype) +
+                              " element per rank for " + std::to_string(nranks) + " ranks");
+  }
+  DeviceGuard guard;
+  const std::size_t es = size_of(c.dtype);
+  long long short_of_memory = 0;
+  for (int d : devices) {
+    XF_CUDA_CHECK(cudaSetDevice(d));
+    std::size_t free_b = 0, total_b = 0;
+    XF_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    short_of_memory += double((shape.send_count + shape.recv_count) * es) > 0.85 * double(free_b);
+  }
+  if (sum_over_ranks(short_of_memory) > 0) {
+    XF_THROW(Unsupported, "send + receive buffers of " +
+                              format_size((shape.send_count + shape.recv_count) * es) +
+                              " do not fit in a GPU's free memory");
+  }
+
+  // From here every rank joins the same collectives (kernels::collective_section).
+  kernels::collective_section(name, [&] { run_collectives(state, c, shape, devices); });
 }
 
 }  // namespace
@@ -272,8 +247,9 @@ void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collect
     for (Dtype t : dtypes) {
       for (std::size_t b : sizes.all) {
         NcclCase c{op, t, b};
+        const std::string name = nccl_name(op, t, n, b);
         add_case(
-            nccl_name(op, t, n, b), [c, gpus](benchmark::State& s) { run_nccl_case(s, c, gpus); },
+            name, [c, gpus, name](benchmark::State& s) { run_nccl_case(s, c, gpus, name); },
             Needs::gpu, n >= 2 && t == dtypes.front() ? sizes.suite(b) : Suite::extended);
       }
     }

@@ -37,7 +37,7 @@ Sizes sizes_flag(const std::string& name, const std::string& help,
 }
 
 void register_cases() {
-  kernels::mpi_init_if_launched();
+  kernels::init_at_registration();
   const std::vector<int> gpus = gpu_list();
   const auto nccl_sizes = sizes_flag(
       "nccl_sizes", "NCCL sizes, e.g. 8B,1MiB,1GiB (default 8B,1KiB,64KiB,1MiB,16MiB,...,4GiB)",

@@ -39,6 +39,13 @@ struct TimerOptions {
   double target_iteration_seconds = 5e-3;  // hot mode: batch launches up to about this long
   int max_batch = 2000;
   bool use_graph = true;  // capture the batch in a CUDA graph when possible
+  // Launches holding collectives of several processes (MPI): every process must take the same
+  // decisions (batch size, graph, another window, stop) or the collectives deadlock, so `agree`
+  // makes the numbers they rest on every process's maximum (steady_state.hpp). `wait` blocks
+  // until an event on the stream completes (NCCL cases: polled, with a time-out and NCCL's
+  // asynchronous errors; empty: cudaEventSynchronize). Both empty: this process alone.
+  AgreeMax agree;
+  std::function<void(cudaEvent_t)> wait;
 };
 
 struct Timing {

@@ -74,6 +74,24 @@ class BatchGraph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Waits for `e` (through options.wait when the case gives one).
+void wait_for(const Event& e, const TimerOptions& options) {
+  if (options.wait) options.wait(e.get());
+}
+
+void sync(cudaStream_t stream, const TimerOptions& options) {
+  if (!options.wait) return XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  Event done;
+  done.record(stream);
+  options.wait(done.get());
+}
+
+// `v` on this process; its maximum over the processes timing the case when they must agree.
+double agreed(double v, const TimerOptions& options) {
+  if (options.agree) options.agree(&v, 1);
+  return v;
+}
+
 // `batch` launches of the case, through its graph when it has one.
 struct Batch {
   const Launch& launch;
@@ -91,21 +109,22 @@ Batch prepare(cudaStream_t stream, const Launch& launch, const TimerOptions& opt
               double target) {
   Batch b{launch};
   for (int i = 0; i < options.warmup; ++i) launch(stream);
-  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  sync(stream, options);
   Event start, stop;
   start.record(stream);
   launch(stream);
   stop.record(stream);
-  const double single = stop.elapsed_ms_since(start) / 1e3;
+  wait_for(stop, options);
+  const double single = agreed(stop.elapsed_ms_since(start) / 1e3, options);
   if (target > 0) {
     double fit = target / std::max(single, 1e-7);
     b.size = int(std::clamp(std::floor(fit), 1.0, double(options.max_batch)));
   }
   if (b.size > 1 && options.use_graph && single < kGraphBelowSeconds) {
     auto graph = std::make_unique<BatchGraph>(stream, launch, b.size);
-    if (*graph) {
+    if (agreed(*graph ? 0 : 1, options) == 0) {
       graph->launch(stream);  // the first replay uploads the graph
-      XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+      sync(stream, options);
       b.graph = std::move(graph);
     }
   }
@@ -132,11 +151,12 @@ void set_telemetry(benchmark::State& state, Timing& t, const detail::TelemetryRe
 // Steady mode: windows of `batch` launches until the stopping rule is met (steady_state.hpp).
 // Window i+1 is queued before the host waits on window i; each completion is stamped with the
 // host clock, so telemetry (power from the energy counter included) covers the measured windows.
-void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch, Timing& t) {
+void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch,
+                const TimerOptions& options, Timing& t) {
   detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
   std::vector<double> done_at{detail::host_seconds()};  // after 0, 1, 2, ... windows
   std::vector<Event> events(3);  // boundaries of the window done, the one running, the next
-  SteadyState rule(steady_state_options());
+  SteadyState rule(steady_state_options(), options.agree);
   std::size_t n = 0;
   events[0].record(stream);
   batch.run(stream);
@@ -144,13 +164,14 @@ void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch
   for (;;) {
     batch.run(stream);  // window n+1, queued before waiting on window n
     events[(n + 2) % 3].record(stream);
+    wait_for(events[(n + 1) % 3], options);
     const double seconds = events[(n + 1) % 3].elapsed_ms_since(events[n % 3]) / 1e3;
     done_at.push_back(detail::host_seconds());
     ++n;
     if (telemetry.power_capped()) rule.power_capped();
     if (rule.add(seconds / batch.size, seconds)) break;
   }
-  XF_CUDA_CHECK(cudaStreamSynchronize(stream));  // the window still queued is not measured
+  sync(stream, options);  // the window still queued is not measured
   const SteadyStateResult& r = rule.result();
   t.steady = r;
   t.seconds = r.seconds;
@@ -171,7 +192,8 @@ void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch
 }
 
 // Hot and cold modes: a fixed number of timed iterations (Google Benchmark's loop).
-void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch, Timing& t) {
+void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch,
+               const TimerOptions& options, Timing& t) {
   const bool cold = t.mode == TimingMode::cold;
   detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
   const double t0 = detail::host_seconds();
@@ -181,7 +203,8 @@ void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch,
     start.record(stream);
     batch.run(stream);
     stop.record(stream);
-    double seconds = stop.elapsed_ms_since(start) / 1e3;
+    wait_for(stop, options);
+    double seconds = agreed(stop.elapsed_ms_since(start) / 1e3, options);
     state.SetIterationTime(seconds / batch.size);
     t.total_seconds += seconds;
     t.launches += std::size_t(batch.size);
@@ -286,11 +309,11 @@ Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& laun
   t.graph = batch.graph != nullptr;
   if (t.mode == TimingMode::steady) {
     for (auto _ : state) {
-      run_steady(state, stream, batch, t);
+      run_steady(state, stream, batch, options, t);
       state.SetIterationTime(t.seconds);
     }
   } else {
-    run_fixed(state, stream, batch, t);
+    run_fixed(state, stream, batch, options, t);
   }
   XF_CUDA_CHECK(cudaGetLastError());
   return t;
