@@ -17,24 +17,34 @@
 namespace xfbench::kernels {
 namespace {
 
-// p[i] = lo + (hi - lo)·u, u uniform in [0, 1) from Philox(counter i, key seed): the same values
-// for any launch configuration.
+// A tensor-parallel rank's shard of a parameter (TpSplit; not split: the whole one).
+struct Shard {
+  TpSplit split;
+  int rank = 0, size = 1;
+};
+
+// p[i] = lo + (hi - lo)·u, u uniform in [0, 1) from Philox(counter j, key seed), j the whole
+// tensor's index of element i: the same values for any launch configuration, and a
+// tensor-parallel rank's shard holds the one-GPU model's values.
 template <class T>
-__global__ void fill_uniform_kernel(T* p, std::size_t n, std::uint64_t seed, float lo, float hi) {
+__global__ void fill_uniform_kernel(T* p, std::size_t n, std::uint64_t seed, float lo, float hi,
+                                    Shard shard) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t j = shard.split.whole_index(i, shard.rank, shard.size);
     const detail::Philox4 r =
-        detail::philox4x32_10({std::uint32_t(i), std::uint32_t(i >> 32), 0x7a11u, 0u},
+        detail::philox4x32_10({std::uint32_t(j), std::uint32_t(j >> 32), 0x7a11u, 0u},
                               std::uint32_t(seed), std::uint32_t(seed >> 32));
     p[i] = T(lo + (hi - lo) * float(r.x >> 8) * 0x1.0p-24f);
   }
 }
 
 template <class T>
-void fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi, cudaStream_t s) {
+void fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi, const Shard& shard,
+                  cudaStream_t s) {
   if (n == 0) return;
   const int blocks = int(std::min<std::size_t>((n + 255) / 256, 4096));
-  fill_uniform_kernel<T><<<blocks, 256, 0, s>>>(p, n, seed, lo, hi);
+  fill_uniform_kernel<T><<<blocks, 256, 0, s>>>(p, n, seed, lo, hi, shard);
   XF_CUDA_CHECK_LAUNCH();
 }
 
@@ -157,20 +167,25 @@ std::uint64_t LanguageModel::Impl::dropout_seed(int site) const {
 void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
   Impl& m = *impl_;
   const float a = 0.02f * std::sqrt(3.f);  // uniform(-a, a) has normal(0, 0.02)'s spread
+  const BlockConfig block = m.c.block();
   auto fill = [&](auto* typed) {
     using T = std::remove_pointer_t<decltype(typed)>;
     for (const detail::ParamSlot& p : m.layout.params) {
       T* dst = static_cast<T*>(m.param(p.name));
-      const std::uint64_t s = seed * 1000003 + (&p - m.layout.params.data());
+      const std::uint64_t s = seed * 1000003 + p.order;
+      const bool layer = p.name.compare(0, 5, "layer") == 0;
       const std::string local = p.name.substr(p.name.find('.') + 1);
+      const bool split = layer && m.c.tp_size > 1;
+      const Shard shard{split ? tp_split(block, local) : TpSplit{}, m.c.tp_rank, m.c.tp_size};
       const bool norm_weight = local.find("ln") != std::string::npos && local.back() == 'w';
       if (p.decay)
-        fill_uniform(dst, p.used, s, -a, a, nullptr);
+        fill_uniform(dst, p.used, s, -a, a, shard, nullptr);
       else if (random_all)
-        fill_uniform(dst, p.used, s, norm_weight ? 0.9f : -0.1f, norm_weight ? 1.1f : 0.1f,
+        fill_uniform(dst, p.used, s, norm_weight ? 0.9f : -0.1f, norm_weight ? 1.1f : 0.1f, shard,
                      nullptr);
       else
-        fill_uniform(dst, p.used, s, norm_weight ? 1.f : 0.f, norm_weight ? 1.f : 0.f, nullptr);
+        fill_uniform(dst, p.used, s, norm_weight ? 1.f : 0.f, norm_weight ? 1.f : 0.f, shard,
+                     nullptr);
     }
   };
   with_storage_type(m.c.precision, fill);
@@ -240,6 +255,7 @@ LanguageModel::Flat LanguageModel::flat() const {
   f.elements = m.layout.param_elements;
   f.element_bytes = m.elem();
   f.segments = m.adamw->segments();
+  f.tp_split = m.layout.tp_split_elements;
   if (!m.c.shard_optimizer) f.master = m.master_weights();
   f.scalars = m.scalars();
   f.norm_scratch = static_cast<float*>(m.buf("grad_norm_scratch"));

@@ -18,6 +18,10 @@
 // blocks' activations are placed (TensorPlacement): layer i's input is layer i-1's output, the
 // backward's gradients ping-pong between two buffers, scratch is shared by the layers, and with
 // checkpointing the saved activations too.
+//
+// Tensor parallel (TrainConfig::tp_size > 1): the model is one rank's, its blocks that rank's
+// shards (transformer_block.hpp), the split parameters first in the flat buffers so the global
+// norm adds their squares over the ranks (tp_reduce) and the rest, whole on every rank, once.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -94,7 +98,8 @@ class LanguageModel {
   std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;
   std::size_t parameter_count() const;  // elements of every parameter (padding rows included)
 
-  // For a data-parallel trainer (plugins/train_step/parallel_trainer.hpp), one model per rank.
+  // For a data- or tensor-parallel trainer (plugins/train_step/parallel_trainer.hpp), one model
+  // per rank (tensor parallel: parameters() and download() give the rank's shards).
   // The offsets of the flat gradient buffer from which on the gradients are final, in the order
   // the backward gets there: the LM head's group, each layer's from the last to the first, 0 (the
   // embeddings and the word table). compute_gradients(stream, ready) calls ready(i) while it
@@ -112,6 +117,8 @@ class LanguageModel {
     std::size_t elements = 0;  // a multiple of TrainConfig::ranks × 128
     std::size_t element_bytes = 2;
     std::vector<ParamSegment> segments;  // the parameters, as the model's AdamW plan has them
+    // Tensor parallel: [0, tp_split) holds the split parameters; the rest is whole on every rank.
+    std::size_t tp_split = 0;
     // fp32 master weights [elements] (tf32/fp32: the weights); null with shard_optimizer
     float* master = nullptr;
     TrainScalars* scalars = nullptr;

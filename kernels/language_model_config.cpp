@@ -92,6 +92,7 @@ BlockConfig TrainConfig::block() const {
   b.backend = backend;
   b.set_dropout(dropout);
   b.backward = true;
+  b.tp_rank = tp_rank, b.tp_size = tp_size, b.tp_reduce = tp_reduce;
   return b;
 }
 
@@ -99,7 +100,10 @@ std::string TrainConfig::describe() const {
   return model.name + " batch " + std::to_string(batch) + ", seq " + std::to_string(seq) +
          ", accum " + std::to_string(accum) + ", " + to_string(precision) + ", " +
          to_string(backend) + (checkpointing ? ", checkpointing" : "") + ", " +
-         to_string(optimizer) + " AdamW";
+         to_string(optimizer) + " AdamW" +
+         (tp_size != 1 ? ", tensor-parallel rank " + std::to_string(tp_rank) + " of " +
+                             std::to_string(tp_size)
+                       : "");
 }
 
 void check_train_config(const TrainConfig& c) {
@@ -116,6 +120,11 @@ void check_train_config(const TrainConfig& c) {
     bad("a masked LM needs 1 to 4 token types");
   if (c.mlm_probability <= 0.f || c.mlm_probability > 1.f) bad("mlm probability must be in (0, 1]");
   if (c.ranks < 1 || c.ranks > 4096) bad("ranks must be 1 to 4096");
+  if (c.tp_size > 1 && c.ranks > 1)
+    XF_THROW(Unsupported, c.describe() + ": tensor parallelism (tp " + std::to_string(c.tp_size) +
+                              ") with data parallelism (" + std::to_string(c.ranks) +
+                              " ranks) is not implemented: the tensor-parallel size is the GPU "
+                              "count");
   // widths, heads, the backend's limits (tf32/fp32: the unfused attention backend only)
   check_block_config(c.block());
 }

@@ -67,6 +67,14 @@ struct TrainConfig {
   // the model keeps no AdamW state of its own: the trainer holds each rank's shard of it.
   int ranks = 1;
   bool shard_optimizer = false;
+  // Tensor parallel (Megatron-LM, parallel_trainer.hpp's tp): this model is rank tp_rank of
+  // tp_size, its blocks split (BlockConfig::tp_*: heads and FFN columns), tp_reduce their
+  // all-reduce, which also adds the gradient norm's partial sums. The embeddings and the LM head
+  // are whole on every rank, each computing the same ones: simple, and cheap beside the blocks at
+  // tp:2 (a vocabulary-parallel head would save memory and time at larger sizes). Not combined
+  // with data parallelism (ranks > 1).
+  int tp_rank = 0, tp_size = 1;
+  TpReduce tp_reduce;
 
   int tokens() const { return batch * seq; }
   // Masked LM: positions of a sequence whose label counts (round(p·seq), at least 1).
@@ -80,8 +88,9 @@ struct TrainConfig {
 };
 
 // Throws InvalidArgument for a configuration no GPU could run (sizes, seq above the model's
-// positions, the block's own limits) and Unsupported for one this build cannot (tf32/fp32 with
-// the fused or flash attention, which take fp16/bf16 only).
+// positions, the block's own limits, heads or FFN width that do not split over tp_size) and
+// Unsupported for one this build cannot (tf32/fp32 with the fused or flash attention, which take
+// fp16/bf16 only; tensor and data parallelism together).
 void check_train_config(const TrainConfig& c);
 
 // The seeds' count per sample: 3·(L·(att + ffn) + 2·s·h·V), att = 8sh² + 4s²h, ffn = 4shI

@@ -29,8 +29,12 @@ struct Builder {
   std::map<std::string, std::string> part_of;  // arena key -> memory plan part
   std::map<std::string, std::size_t> part_bytes;
 
+  std::size_t next_order = 0;  // of the parameters outside the blocks, in the one-GPU order
   void param(const std::string& name, std::size_t elements, std::size_t used = 0) {
-    ParamSlot s{name, l.param_elements, elements, used ? used : elements, decays(name)};
+    put(name, elements, used, next_order++);
+  }
+  void put(const std::string& name, std::size_t elements, std::size_t used, std::size_t order) {
+    ParamSlot s{name, l.param_elements, elements, used ? used : elements, decays(name), order};
     l.params.push_back(s);
     l.param_elements = round_up(l.param_elements + elements, kParamAlign);
   }
@@ -139,6 +143,25 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   ModelLayout l;
   Builder b{l, {}, {}};
 
+  // Layer i's k-th parameter, in the one-GPU order after the embeddings' (their count: `first`).
+  std::vector<const BlockTensor*> block_params;
+  for (const BlockTensor& t : block)
+    if (t.role == TensorRole::parameter) block_params.push_back(&t);
+  const std::size_t first = masked ? 5 : 2, per_layer = block_params.size();
+  const BlockConfig bc = c.block();
+  auto split = [&](std::size_t k) {
+    return c.tp_size > 1 && tp_split(bc, block_params[k]->name).split;
+  };
+  auto layer_param = [&](int i, std::size_t k) {
+    b.put("layer" + std::to_string(i) + "." + block_params[k]->name, block_params[k]->bytes / e, 0,
+          first + i * per_layer + k);
+  };
+  // Tensor parallel: the split parameters of every layer first (ModelLayout::tp_split_elements).
+  for (int i = 0; i < m.layers; ++i)
+    for (std::size_t k = 0; k < per_layer; ++k)
+      if (split(k)) layer_param(i, k);
+  l.tp_split_elements = l.param_elements;
+
   // Data parallel: groups at multiples of ranks × 128 elements (equal shards of whole groups).
   const std::size_t group_align = kParamAlign * std::size_t(c.ranks);
   b.group(group_align);
@@ -148,10 +171,10 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
     b.param("type", std::size_t(m.token_types) * H), b.param("emb_ln_w", H), b.param("emb_ln_b", H);
   for (int i = 0; i < m.layers; ++i) {
     b.group(group_align);
-    for (const BlockTensor& t : block)
-      if (t.role == TensorRole::parameter)
-        b.param("layer" + std::to_string(i) + "." + t.name, t.bytes / e);
+    for (std::size_t k = 0; k < per_layer; ++k)
+      if (!split(k)) layer_param(i, k);
   }
+  b.next_order = first + m.layers * per_layer;
   b.group(group_align);
   if (masked) {
     b.param("head_w", H * H), b.param("head_b", H), b.param("head_ln_w", H),

@@ -213,8 +213,17 @@ template <class T>
 void optimizer_impl(Impl& m, cudaStream_t s) {
   const std::size_t n = m.layout.param_elements;
   const T* grads = static_cast<const T*>(m.final_grads());
-  grad_norm_clip<T>(m.scalars(), at<float>(m, "grad_norm_scratch"), grads, n, m.c.max_grad_norm,
-                    m.loss_scaling(), s);
+  float* norm_scratch = at<float>(m, "grad_norm_scratch");
+  if (m.c.tp_size > 1) {
+    // Tensor parallel: the split parameters' squares summed over the ranks, those every rank holds
+    // whole (the same gradients on each) counted once, on rank 0.
+    grad_norm_partials<T>(norm_scratch, grads, m.c.tp_rank == 0 ? n : m.layout.tp_split_elements,
+                          s);
+    m.c.tp_reduce(norm_scratch, grad_norm_scratch_bytes() / sizeof(float), ElemType::f32, s);
+    grad_norm_finish(m.scalars(), norm_scratch, m.c.max_grad_norm, m.loss_scaling(), s);
+  } else {
+    grad_norm_clip<T>(m.scalars(), norm_scratch, grads, n, m.c.max_grad_norm, m.loss_scaling(), s);
+  }
   const AdamWSettings& a = m.c.adamw;
   const AdamWConfig config{a.lr, a.beta1, a.beta2, a.eps, a.weight_decay};
   // tf32/fp32: AdamW updates the weights in place as its master copy (no second write).

@@ -68,7 +68,36 @@ const char* to_string(TensorRole r) {
 std::string BlockConfig::describe() const {
   return name + " hidden " + std::to_string(hidden) + ", heads " + std::to_string(heads) +
          ", intermediate " + std::to_string(intermediate) + ", batch " + std::to_string(batch) +
-         ", seq " + std::to_string(seq) + ", " + to_string(precision) + ", " + to_string(backend);
+         ", seq " + std::to_string(seq) + ", " + to_string(precision) + ", " + to_string(backend) +
+         (tp_size != 1 ? ", tensor-parallel rank " + std::to_string(tp_rank) + " of " +
+                             std::to_string(tp_size)
+                       : "");
+}
+
+BlockConfig BlockConfig::shard() const {
+  if (tp_size <= 1) return *this;
+  BlockConfig s = *this;
+  s.head_size = head_dim();
+  s.heads = heads / tp_size;
+  s.intermediate = intermediate / tp_size;
+  return s;
+}
+
+TpSplit tp_split(const BlockConfig& c, const std::string& name) {
+  const std::int64_t H = c.hidden, A = c.attention_width(), I = c.intermediate;
+  auto rows = [](int parts, std::int64_t r, std::int64_t k) { return TpSplit{true, parts, r, k}; };
+  auto cols = [](std::int64_t r, std::int64_t k) { return TpSplit{true, 1, r, k, true}; };
+  if (name == "wqkv") return rows(3, A, H);
+  if (name == "bqkv") return rows(3, A, 1);
+  if (name == "wq_cross") return rows(1, A, H);
+  if (name == "wkv_cross") return rows(2, A, H);
+  if (name == "wi") return rows(c.gated_ffn ? 2 : 1, I, H);
+  if (name == "bi") return rows(1, I, 1);
+  if (name == "wo" || name == "wo_cross") return cols(H, A);
+  if (name == "wout") return cols(H, I);
+  constexpr int kBuckets = 32;  // the table's rows: RelativePositionBias's default num_buckets
+  if (name == "rel_bias") return cols(kBuckets, c.heads);
+  return TpSplit{};
 }
 
 BlockConfig bert_block(int hidden, int heads, int intermediate) {
@@ -145,6 +174,19 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
     bad("linears without biases, ReLU or gated FFNs, FFN dropout, the relative position bias "
         "and cross-attention come with the T5 block (RMSNorm, pre-norm): t5_block()");
   if (c.gated_ffn && c.activation == Activation::relu) bad("a gated FFN takes a GELU");
+  if (c.tp_size < 1 || c.tp_rank < 0 || c.tp_rank >= c.tp_size)
+    bad("tensor-parallel rank " + std::to_string(c.tp_rank) + " of " + std::to_string(c.tp_size));
+  if (c.tp_size > 1) {
+    if (c.heads % c.tp_size != 0)
+      bad(std::to_string(c.heads) + " heads do not split over tensor-parallel size " +
+          std::to_string(c.tp_size));
+    if (c.intermediate % (8 * c.tp_size) != 0)
+      bad("intermediate " + std::to_string(c.intermediate) +
+          " does not split over tensor-parallel size " + std::to_string(c.tp_size) +
+          " into multiples of 8");
+    if (part != BlockPart::layer)
+      bad(std::string("tensor parallelism takes the whole layer, not part ") + to_string(part));
+  }
   if (c.placement == NormPlacement::pre && part != BlockPart::layer)
     bad(std::string("part ") + to_string(part) + " is of a post-LN block (BERT's breakdown)");
   if (c.backend == AttentionBackend::unfused && (c.seq % 8 != 0 || c.seq > kMaxSoftmaxWidth)) {
@@ -196,10 +238,15 @@ enum Site : std::uint64_t {
   kFfnInner,
   kSites
 };
+// Tensor parallel: the sites inside the split sublayers (attention probabilities, T5's FFN
+// inner) draw other masks on each rank (Megatron's model-parallel RNG: no two ranks' heads share
+// a mask); those on tensors every rank holds whole draw the same masks on every rank.
 Dropout site(const BlockConfig& c, std::uint64_t step, Site s) {
   const bool probs = s == kAttentionProbs || s == kCrossProbs;
-  return Dropout{probs ? c.attention_dropout : c.residual_dropout, c.dropout_seed,
-                 step * kSites + s};
+  const bool split = probs || s == kFfnInner;
+  const std::uint64_t seed =
+      c.dropout_seed + (split ? std::uint64_t(c.tp_rank) * 0x9E3779B97F4A7C15ULL : 0);
+  return Dropout{probs ? c.attention_dropout : c.residual_dropout, seed, step * kSites + s};
 }
 
 bool has_attention(BlockPart p) { return p == BlockPart::layer || p == BlockPart::attention; }
@@ -208,7 +255,8 @@ bool has_ffn(BlockPart p) { return p != BlockPart::attention; }
 }  // namespace
 
 struct TransformerBlock::Impl {
-  BlockConfig c;
+  BlockConfig whole;  // as given
+  BlockConfig c;      // what this block computes: whole.shard()
   BlockPart part;
   TensorPlacement place;
   std::size_t elem;  // bytes per element of the storage type
@@ -240,7 +288,11 @@ struct TransformerBlock::Impl {
        *d_kv_cross_x = nullptr;
 
   Impl(const BlockConfig& config, BlockPart p, const TensorPlacement& pl)
-      : c(config), part(p), place(pl), elem(elem_size(input_type(config.precision))) {}
+      : whole(config),
+        c(config.shard()),
+        part(p),
+        place(pl),
+        elem(elem_size(input_type(config.precision))) {}
   ~Impl() {
     for (auto& kv : tensors)
       if (kv.second.owned) cudaFree(kv.second.p);
@@ -249,6 +301,18 @@ struct TransformerBlock::Impl {
   }
 
   bool pre() const { return c.placement == NormPlacement::pre; }
+  // Tensor parallel: the sum over the ranks of their partial [tokens, hidden] products at p.
+  void tp_sum(void* p, cudaStream_t s) const {
+    if (c.tp_size > 1)
+      c.tp_reduce(p, std::size_t(c.tokens()) * c.hidden, input_type(c.precision), s);
+  }
+  void check_tp_reduce() const {
+    if (c.tp_size > 1 && !c.tp_reduce)
+      XF_THROW(InvalidArgument, c.describe() + ": a tensor-parallel block needs tp_reduce");
+  }
+  // The first rank adds a partial product to what `beta` keeps (the residual's gradient, the same
+  // on every rank); the others contribute theirs alone, so the sum counts it once.
+  float tp_beta(float beta) const { return c.tp_rank == 0 ? beta : 0.f; }
   bool rms() const { return c.norm == NormKind::rmsnorm; }
   Gelu gelu() const { return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf; }
 
@@ -531,7 +595,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
 
 TransformerBlock::~TransformerBlock() = default;
 
-const BlockConfig& TransformerBlock::config() const { return impl_->c; }
+const BlockConfig& TransformerBlock::config() const { return impl_->whole; }
 BlockPart TransformerBlock::part() const { return impl_->part; }
 std::size_t TransformerBlock::device_bytes() const { return impl_->bytes; }
 std::size_t TransformerBlock::owned_bytes() const { return impl_->owned_bytes; }
@@ -573,6 +637,7 @@ void backward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step
 }  // namespace
 
 void TransformerBlock::forward(cudaStream_t stream, std::uint64_t step) {
+  impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     forward_impl<__half>(*impl_, stream, step);
   } else if (impl_->c.precision == Precision::bf16) {
@@ -599,6 +664,7 @@ void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
   if (!impl_->t("dout"))
     XF_THROW(InvalidArgument,
              impl_->c.name + " part " + to_string(impl_->part) + " has no backward");
+  impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     backward_impl<__half>(*impl_, stream, step);
   } else if (impl_->c.precision == Precision::bf16) {
@@ -666,6 +732,7 @@ void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t 
   core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
                qkv_part(m, qkv, 2), m.t("position_bias"), site(m.c, step, kAttentionProbs), s);
   m.run(m.proj, s, ops(m.t("ctx"), m.t("wo"), m.t("proj")));
+  m.tp_sum(m.t("proj"), s);
 }
 
 // T5's cross-attention without dropout, residual and norm: in (the decoder stream), enc ->
@@ -679,6 +746,7 @@ void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uin
   core_forward(m, m.cross_attn, m.t("ctx_cross"), m.t("q_cross"), kv,
                m.offset(kv, m.c.attention_width()), nullptr, site(m.c, step, kCrossProbs), s);
   m.run(m.proj, s, ops(m.t("ctx_cross"), m.t("wo_cross"), m.t("proj_cross")));
+  m.tp_sum(m.t("proj_cross"), s);
 }
 
 // The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
@@ -703,6 +771,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
     bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
   if (m.part == BlockPart::dense_gelu) return;
   m.run(m.down, s, ops(m.t("act"), m.t("wout"), m.t("o2")));
+  m.tp_sum(m.t("o2"), s);
 }
 
 // out = Norm(dropout(x + xbias) + residual), the sum saved as z (post-LN's z, pre-LN's residual
@@ -809,7 +878,8 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   if (c.linear_bias)
     bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
   m.run(m.d_up_w, m.side, ops(m.t(dpre), in, m.t("dwi")));
-  m.run(m.d_up_x, s, ops(m.t(dpre), m.t("wi"), din, nullptr, beta));
+  m.run(m.d_up_x, s, ops(m.t(dpre), m.t("wi"), din, nullptr, m.tp_beta(beta)));
+  m.tp_sum(din, s);
 }
 
 // dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in); T5:
@@ -840,7 +910,8 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
     bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
                      3 * c.attention_width(), m.side);
   m.run(m.d_qkv_w, m.side, w);
-  m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), din, nullptr, beta));
+  m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), din, nullptr, m.tp_beta(beta)));
+  m.tp_sum(din, s);
 }
 
 // T5's cross-attention: dproj_cross -> din = d(in) (the decoder stream's) and denc; the weight
@@ -861,7 +932,9 @@ void cross_attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::ui
   m.run(m.d_kv_cross_w, m.side, ops(dkv, m.t("enc"), m.t("dwkv_cross")));
   m.run(m.d_q_cross_w, m.side, ops(m.t("dq_cross"), in, m.t("dwq_cross")));
   m.run(m.d_kv_cross_x, s, ops(dkv, m.t("wkv_cross"), m.t("denc")));
+  m.tp_sum(m.t("denc"), s);
   m.run(m.d_q_cross_x, s, ops(m.t("dq_cross"), m.t("wq_cross"), din));
+  m.tp_sum(din, s);
 }
 
 // The gradient `dout` of out = Norm(dropout(x + xbias) + residual) (z the sum) -> dresidual

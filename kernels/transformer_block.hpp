@@ -33,6 +33,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/philox.hpp"  // XF_HOST_DEVICE
 
 namespace xfbench::kernels {
 
@@ -53,6 +55,13 @@ enum class Activation { gelu_erf, gelu_tanh, relu };
 const char* to_string(AttentionBackend b);
 const char* to_string(BlockPart p);
 const char* to_string(NormPlacement p);
+
+// Tensor parallelism's reduction (Megatron's all-reduce over the tensor-parallel group): sums
+// `elements` values of `type` at `data` over the group's ranks, in place on every rank, enqueued on
+// `stream` (no host synchronisation). Every rank calls it at the same points in the same order, so
+// each rank's block runs on a host thread of its own (or an in-process stand-in in tests).
+using TpReduce =
+    std::function<void(void* data, std::size_t elements, ElemType type, cudaStream_t stream)>;
 
 struct BlockConfig {
   // The model (defaults: HF BertLayer of bert-large, as bert_block()); `name` starts messages.
@@ -81,6 +90,17 @@ struct BlockConfig {
   bool cross_attention = false;
   int head_size = 0;  // 0: hidden / heads; T5's d_kv (t5-3b: 32 heads of 128 over hidden 1024)
 
+  // Tensor parallelism (Megatron-LM): this block is rank tp_rank of tp_size. It holds heads /
+  // tp_size heads (column-parallel QKV; T5's relative bias table and cross-attention split by heads
+  // too) and intermediate / tp_size FFN columns (column-parallel wi: a gated FFN's two halves
+  // each), row-parallel output projections wo, wout (wo_cross), whole norms and row-parallel
+  // biases. tp_reduce sums the row-parallel products in the forward (before their bias, added once
+  // after it) and the column-parallel input gradients in the backward; whatever every rank holds
+  // whole is then computed identically on each (gradients of norms and row-parallel biases too).
+  // The sizes above stay the whole model's. Only the whole layer (BlockPart::layer).
+  int tp_rank = 0, tp_size = 1;
+  TpReduce tp_reduce;
+
   // The run.
   int batch = 1, seq = 128;
   // fp16 or bf16; tf32 and fp32 (fp32 storage, TF32 or FP32 products) on the unfused backend
@@ -95,7 +115,33 @@ struct BlockConfig {
   int attention_width() const { return heads * head_dim(); }  // hidden, or T5's inner_dim
   void set_dropout(float p) { attention_dropout = residual_dropout = p; }
   std::string describe() const;
+  // What one tensor-parallel rank computes: heads / tp_size heads of head_dim(), intermediate /
+  // tp_size; the block itself when tp_size is 1.
+  BlockConfig shard() const;
 };
+
+// How tensor-parallel rank r's parameter is cut from the whole one (tp_split): the whole tensor
+// read as [parts, rows, cols] (row-major), the rank holds rows, or with split_cols columns,
+// [r·n/tp, (r+1)·n/tp) of each part. Not split: the norms and the row-parallel biases bo, bout.
+struct TpSplit {
+  bool split = false;
+  int parts = 1;
+  std::int64_t rows = 0, cols = 0;
+  bool split_cols = false;
+  // The whole tensor's index of element i of rank `rank`'s shard (i itself when not split).
+  XF_HOST_DEVICE std::size_t whole_index(std::size_t i, int rank, int tp) const {
+    if (!split) return i;
+    const std::int64_t r = split_cols ? rows : rows / tp, k = split_cols ? cols / tp : cols;
+    const std::int64_t part = std::int64_t(i) / (r * k), in_part = std::int64_t(i) % (r * k);
+    std::int64_t row = in_part / k, col = in_part % k;
+    (split_cols ? col : row) += rank * (split_cols ? k : r);
+    return std::size_t((part * rows + row) * cols + col);
+  }
+};
+// Of parameter `name` ("wqkv", ... as TransformerBlock::parameters) of the whole block `c`: wqkv,
+// bqkv (Q, K, V each by heads), wq_cross, wkv_cross (K, V), wi, bi (a gated wi's halves each) by
+// rows; wo, wo_cross, wout and rel_bias [buckets, heads] by columns.
+TpSplit tp_split(const BlockConfig& c, const std::string& name);
 
 // HF BertLayer: post-LN, erf GELU, LayerNorm eps 1e-12 (bert-large: 1024, 16, 4096).
 BlockConfig bert_block(int hidden, int heads, int intermediate);
@@ -110,8 +156,9 @@ BlockConfig gpt2_block(int hidden, int heads, int inner);
 BlockConfig t5_block(int d_model, int heads, int d_kv, int d_ff, bool decoder, bool gated);
 
 // Throws InvalidArgument when the configuration cannot be built (hidden not divisible by heads,
-// widths the kernels cannot take, T5 features outside a T5 block) and Unsupported when the
-// backend cannot run it here.
+// widths the kernels cannot take, T5 features outside a T5 block, heads or intermediate / 8 not
+// divisible by tp_size, a tensor-parallel part) and Unsupported when the backend cannot run it
+// here.
 void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer);
 
 // The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
@@ -145,14 +192,15 @@ using TensorPlacement =
 class TransformerBlock {
  public:
   // Throws as check_block_config, and Unsupported when the device lacks memory or the flash
-  // backend has no backward here.
+  // backend has no backward here. A tensor-parallel block's tensors are its rank's shards
+  // (forward and backward throw InvalidArgument without tp_reduce).
   explicit TransformerBlock(const BlockConfig& config, BlockPart part = BlockPart::layer,
                             const TensorPlacement& place = {});
   ~TransformerBlock();
   TransformerBlock(const TransformerBlock&) = delete;
   TransformerBlock& operator=(const TransformerBlock&) = delete;
 
-  const BlockConfig& config() const;
+  const BlockConfig& config() const;  // as given (a tensor-parallel block: the whole model's sizes)
   BlockPart part() const;
 
   // Parameter names of this part ("wqkv", "bqkv", ...); fill them and "x" before the forward.

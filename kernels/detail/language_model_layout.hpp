@@ -35,6 +35,9 @@ struct ParamSlot {
   std::size_t elements = 0;  // stored (the word table with its padding rows)
   std::size_t used = 0;      // meaningful (the word table without them)
   bool decay = true;         // AdamW weight decay (HF: not for biases and LayerNorm)
+  // Its place among the one-GPU model's parameters (its index there; its initialisation's seed),
+  // also where tensor parallelism orders them otherwise.
+  std::size_t order = 0;
 };
 
 struct ArenaSlot {
@@ -47,6 +50,10 @@ struct ModelLayout {
   // Where the parameter groups begin: the embeddings (0), each layer, the LM head; multiples of
   // TrainConfig::ranks × 128 elements, as is param_elements.
   std::vector<std::size_t> groups;
+  // Tensor parallel: the blocks' split parameters come first, [0, tp_split_elements), the rest is
+  // whole on every rank (the gradient norm adds the first part over the ranks, the rest once); 0
+  // without tensor parallelism.
+  std::size_t tp_split_elements = 0;
   std::map<std::string, ArenaSlot> arena;
   std::size_t arena_bytes = 0;
   MemoryPlan plan;

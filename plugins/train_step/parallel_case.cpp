@@ -44,8 +44,7 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
                                     "--benchmark_filter='/p2p:off'"));
   const std::vector<int> devices =
       kernels::local_devices(spec.options.gpus, device_count(), spec.gpus);
-  kernels::TrainConfig c = spec.c;
-  c.ranks = spec.gpus;
+  const kernels::TrainConfig c = parallel_config(spec.c, spec.mode, spec.gpus);
   // From here every rank joins the same collectives (one GPU per rank under MPI).
   kernels::collective_section(spec.name, [&] {
     std::string label;
@@ -63,7 +62,7 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     Stream stream;
     ParallelTrainer t(c, spec.mode, devices, spec.options.bucket_bytes);
     t.init_parameters(c.seed);
-    for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.rank(i)));
+    for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.data_rank(i)));
     if (should_validate()) {
       label += "; " + kernels::agreed_validation([&] {
                  return validate_training([&] { t.step(stream); },
@@ -88,8 +87,10 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     if (one_gpu > 0)
       state.counters["scaling"] = state.counters["samples/s"] / (one_gpu * t.ranks());
     state.counters["loss"] = t.model(0).loss(stream);
-    add_label(state, describe(t) + "; " + std::to_string(t.buckets().buckets.size()) + " buckets" +
-                         (label.empty() ? "" : "; " + label));
+    const std::string reduction = spec.mode == Parallelism::tp
+                                      ? "all-reduces inside the blocks"
+                                      : std::to_string(t.buckets().buckets.size()) + " buckets";
+    add_label(state, describe(t) + "; " + reduction + (label.empty() ? "" : "; " + label));
   });
 }
 
@@ -97,7 +98,9 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
 
 std::string parallel_case_name(const kernels::TrainConfig& c, const std::string& model_tag,
                                Parallelism mode, int gpus, bool p2p) {
-  return case_name(c, model_tag) + "/" + to_string(mode) + "/gpus:" + std::to_string(gpus) +
+  const std::string parallelism =  // tp: its size, the GPU count (tp with dp is not implemented)
+      mode == Parallelism::tp ? "tp:" + std::to_string(gpus) : to_string(mode);
+  return case_name(c, model_tag) + "/" + parallelism + "/gpus:" + std::to_string(gpus) +
          "/p2p:" + (p2p ? "on" : "off");
 }
 
@@ -106,13 +109,17 @@ ParallelFlags parallel_flags(bool search) {
   ParallelFlags f;
   for (const std::string& m : flag_list("train_parallel",
                                         "TrainStep multi-GPU variants of every configuration: dp, "
-                                        "zero2 (default: both, of the headline cases)")) {
-    if (m != "dp" && m != "zero2")
-      XF_THROW(InvalidArgument, "--xfbench_train_parallel: '" + m + "' is not dp or zero2");
-    f.modes.push_back(m == "dp" ? Parallelism::dp : Parallelism::zero2);
+                                        "zero2, tp (tensor parallel over all the GPUs; default: "
+                                        "all three, of the headline cases)")) {
+    if (m != "dp" && m != "zero2" && m != "tp")
+      XF_THROW(InvalidArgument, "--xfbench_train_parallel: '" + m +
+                                    "' is not dp, zero2 or tp (tp's size is the GPU count)");
+    f.modes.push_back(m == "dp"      ? Parallelism::dp
+                      : m == "zero2" ? Parallelism::zero2
+                                     : Parallelism::tp);
   }
   f.given = !f.modes.empty();
-  if (!f.given) f.modes = {Parallelism::dp, Parallelism::zero2};
+  if (!f.given) f.modes = {Parallelism::dp, Parallelism::zero2, Parallelism::tp};
   f.options.gpus = kernels::gpu_indices(
       flag_list("gpus",
                 "GPUs for P2P pairs, NCCL collectives and multi-GPU TrainStep, e.g. 0,1 (default: "
@@ -146,10 +153,13 @@ void add_parallel_case(const kernels::TrainConfig& c, const std::string& model_t
                        Suite suite) {
   ParallelSpec spec{c, case_name(c, model_tag), mode, gpus, p2p, options, ""};
   spec.name = parallel_case_name(c, model_tag, mode, gpus, p2p);
-  spec.c.ranks = gpus;
+  spec.c = parallel_config(c, mode, gpus);
   try {
     kernels::check_train_config(spec.c);  // InvalidArgument propagates
   } catch (const Unsupported& e) {
+    spec.unsupported = e.message();
+  } catch (const InvalidArgument& e) {   // tp: heads or FFN width that do not split over the GPUs
+    if (mode != Parallelism::tp) throw;  // (the one-GPU case checked the rest)
     spec.unsupported = e.message();
   }
   add_case(

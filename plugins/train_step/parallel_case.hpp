@@ -1,10 +1,10 @@
 // The multi-GPU TrainStep cases (parallel_trainer.hpp): the one-GPU case's name with the
 // parallelism, the GPU count and NCCL's peer-to-peer setting appended,
 //   TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused/dp/gpus:2/p2p:on
-// where `batch` is per GPU. p2p:off is NCCL_P2P_DISABLE=1 (the seeds' "NVLink off"), which NCCL
-// reads once per process, at the first communicator it creates (ncclGetUserP2pLevel caches it):
-// a process measures one setting, the one its environment gives, and the other one's cases are
-// skipped saying how to run them.
+// where `batch` is per GPU (tp:N: the batch the N GPUs share, N the GPU count). p2p:off is
+// NCCL_P2P_DISABLE=1 (the seeds' "NVLink off"), which NCCL reads once per process, at the first
+// communicator it creates (ncclGetUserP2pLevel caches it): a process measures one setting, the one
+// its environment gives, and the other one's cases are skipped saying how to run them.
 #pragma once
 
 #include <string>
@@ -40,7 +40,7 @@ void add_parallel_case(const kernels::TrainConfig& c, const std::string& model_t
                        Suite suite);
 
 // The multi-GPU flags, read at registration (MPI is started here when a launcher started us):
-// --xfbench_train_parallel (dp, zero2; `given` when set), --xfbench_gpus,
+// --xfbench_train_parallel (dp, zero2, tp; `given` when set), --xfbench_gpus,
 // --xfbench_train_bucket_mb. `ranks`: MPI's world, the GPUs given, or the visible ones (>= 1).
 struct ParallelFlags {
   std::vector<Parallelism> modes;

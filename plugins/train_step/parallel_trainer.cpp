@@ -9,6 +9,7 @@
 #include "kernels/adamw.hpp"
 #include "kernels/grad_norm.hpp"
 #include "kernels/nccl_comm.hpp"
+#include "tensor_parallel.hpp"
 #include "xfbench/memory.hpp"
 #define XFBENCH_USE_NCCL
 #include "xfbench/check_libs.hpp"
@@ -55,7 +56,14 @@ OnDevice::OnDevice(int device) {
 }
 OnDevice::~OnDevice() { cudaSetDevice(previous_); }
 
-const char* to_string(Parallelism p) { return p == Parallelism::dp ? "dp" : "zero2"; }
+const char* to_string(Parallelism p) {
+  return p == Parallelism::dp ? "dp" : p == Parallelism::zero2 ? "zero2" : "tp";
+}
+
+kernels::TrainConfig parallel_config(kernels::TrainConfig c, Parallelism mode, int gpus) {
+  (mode == Parallelism::tp ? c.tp_size : c.ranks) = gpus;
+  return c;
+}
 
 double ParallelTrainer::Overlap::hidden_pct() const {
   if (comm_ms <= 0) return 100;
@@ -75,6 +83,7 @@ struct ParallelTrainer::Rank {
   // weights (unless the weights are fp32: then shard_weights is the master) and moments.
   DeviceMemory shard_grads, shard_weights, shard_state;
   std::unique_ptr<kernels::AdamWPlan> shard_plan;
+  ReduceTimes reduce_times;  // tp: the blocks' all-reduces (measure_overlap)
 
   ~Rank() {
     OnDevice on(device);
@@ -110,6 +119,31 @@ struct ParallelTrainer::Impl {
   std::vector<cudaEvent_t> comm_begin, comm_end;
   cudaEvent_t backward_end = nullptr;
   bool timing = false;
+  std::unique_ptr<RankThreads> threads;  // tp: one host thread per local rank
+
+  // f(rank) for every local rank with its device current: tp on the ranks' threads.
+  void each_rank(const std::function<void(Rank&)>& f) {
+    if (threads) return threads->run([&](int i) { f(*ranks[i]); });
+    for (auto& r : ranks) {
+      OnDevice on(r->device);
+      f(*r);
+    }
+  }
+  // f(rank) enqueues on the rank's compute stream, after the work on `stream`, which then waits
+  // for every rank.
+  void on_compute_streams(cudaStream_t stream, const std::function<void(Rank&)>& f) {
+    {
+      OnDevice on(first_device);
+      XF_CUDA_CHECK(cudaEventRecord(fork, stream));
+    }
+    each_rank([&](Rank& r) {
+      XF_CUDA_CHECK(cudaStreamWaitEvent(r.compute, fork, 0));
+      f(r);
+      XF_CUDA_CHECK(cudaEventRecord(r.done, r.compute));
+    });
+    OnDevice on(first_device);
+    for (auto& r : ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(stream, r->done, 0));
+  }
 
   void collectives(const std::function<void(Rank&)>& issue) {
     XF_NCCL_CHECK(ncclGroupStart());
@@ -130,10 +164,13 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   if (devices.empty()) XF_THROW(InvalidArgument, "parallel trainer: no devices");
   kernels::Communicator& comm = kernels::communicator(devices);
   m.nranks = comm.nranks;
-  if (m.c.ranks != m.nranks)
+  const bool tp = mode == Parallelism::tp;
+  if ((tp ? m.c.tp_size : m.c.ranks) != m.nranks || (tp && m.c.ranks != 1))
     XF_THROW(InvalidArgument, "parallel trainer: the configuration says " +
-                                  std::to_string(m.c.ranks) + " ranks, the communicator has " +
-                                  std::to_string(m.nranks));
+                                  std::to_string(m.c.ranks) + " ranks and tensor-parallel size " +
+                                  std::to_string(m.c.tp_size) + ", " + to_string(mode) +
+                                  " has the communicator's " + std::to_string(m.nranks) +
+                                  " (parallel_config)");
   m.first_device = devices.front();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     auto r = std::make_unique<Rank>();
@@ -141,7 +178,9 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
     r->rank = comm.ranks[i];
     r->comm = comm.comms[i];
     OnDevice on(r->device);
-    r->model = std::make_unique<LanguageModel>(m.c);
+    kernels::TrainConfig rc = m.c;
+    if (tp) rc.tp_rank = r->rank, rc.tp_reduce = nccl_tp_reduce(r->comm, &r->reduce_times);
+    r->model = std::make_unique<LanguageModel>(rc);
     r->flat = r->model->flat();
     XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->compute, cudaStreamNonBlocking));
     XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->communicate, cudaStreamNonBlocking));
@@ -150,8 +189,10 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   }
   Rank& first = *m.ranks.front();
   const std::size_t element_bytes = first.flat.element_bytes;
-  m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
-                        std::max<std::size_t>(bucket_bytes / element_bytes, 1));
+  if (tp) m.threads = std::make_unique<RankThreads>(devices);
+  if (!tp)  // tp reduces inside the blocks: no buckets
+    m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
+                          std::max<std::size_t>(bucket_bytes / element_bytes, 1));
   for (auto& r : m.ranks) {
     OnDevice on(r->device);
     for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) r->ready.push_back(new_event(false));
@@ -176,6 +217,7 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
 
 ParallelTrainer::~ParallelTrainer() {
   Impl& m = *impl_;
+  m.threads.reset();
   m.ranks.clear();
   OnDevice on(m.first_device);
   for (cudaEvent_t e : m.comm_begin) cudaEventDestroy(e);
@@ -189,6 +231,9 @@ int ParallelTrainer::ranks() const { return impl_->nranks; }
 int ParallelTrainer::local_ranks() const { return int(impl_->ranks.size()); }
 int ParallelTrainer::rank(int local) const { return impl_->ranks.at(local)->rank; }
 int ParallelTrainer::device(int local) const { return impl_->ranks.at(local)->device; }
+int ParallelTrainer::data_rank(int local) const {
+  return impl_->mode == Parallelism::tp ? 0 : rank(local);
+}
 LanguageModel& ParallelTrainer::model(int local) { return *impl_->ranks.at(local)->model; }
 const BucketPlan& ParallelTrainer::buckets() const { return impl_->plan; }
 
@@ -222,10 +267,7 @@ void ParallelTrainer::set_data(int local, const std::vector<kernels::TokenBatch>
 }
 
 void ParallelTrainer::tune() {
-  for (auto& r : impl_->ranks) {
-    OnDevice on(r->device);
-    r->model->tune();
-  }
+  impl_->each_rank([](Rank& r) { r.model->tune(); });
 }
 
 // Each bucket, once every rank's backward has finished it: all-reduced (dp) or reduce-scattered
@@ -296,8 +338,14 @@ void ParallelTrainer::Impl::zero2_update() {
   });
 }
 
+void ParallelTrainer::compute_gradients(cudaStream_t stream) {
+  impl_->on_compute_streams(stream, [](Rank& r) { r.model->compute_gradients(r.compute); });
+}
+
 void ParallelTrainer::step(cudaStream_t stream) {
   Impl& m = *impl_;
+  if (m.mode == Parallelism::tp)  // the blocks reduce, the norm adds the ranks' parts
+    return m.on_compute_streams(stream, [](Rank& r) { r.model->step(r.compute); });
   {
     OnDevice on(m.first_device);
     XF_CUDA_CHECK(cudaEventRecord(m.fork, stream));
@@ -331,6 +379,22 @@ void ParallelTrainer::step(cudaStream_t stream) {
 
 ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {
   Impl& m = *impl_;
+  if (m.mode == Parallelism::tp) {
+    ReduceTimes& times = m.ranks.front()->reduce_times;
+    times.start();
+    try {
+      step(stream);
+    } catch (...) {
+      times.stop();
+      throw;
+    }
+    times.stop();
+    OnDevice on(m.first_device);
+    XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    Overlap o;
+    o.comm_ms = o.exposed_ms = times.total_ms();  // on the compute stream: none hidden
+    return o;
+  }
   m.timing = true;
   try {
     step(stream);
@@ -364,7 +428,7 @@ void ParallelTrainer::visit_master(int local, const MasterVisitor& visit) const 
     XF_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
     return v;
   };
-  if (m.mode == Parallelism::dp) return visit(0, read(r.flat.master, r.flat.elements));
+  if (m.mode != Parallelism::zero2) return visit(0, read(r.flat.master, r.flat.elements));
   for (auto b = m.plan.buckets.rbegin(); b != m.plan.buckets.rend(); ++b)
     visit(b->begin + std::size_t(r.rank) * b->chunk,
           read(r.master(m.plan.shard_elements) + b->shard_offset, b->chunk));

@@ -12,6 +12,12 @@
 //          of squares (an all-reduce of grad_norm_scratch); the fused (or unfused) AdamW updates
 //          the rank's shard of the fp32 master weights and moments and writes its weights' shard;
 //          the buckets are all-gathered into every rank's weights.
+//   tp     Megatron-LM's tensor parallelism over all ranks (kernels::TrainConfig::tp_size): every
+//          rank trains on the same batch with its shard of each block (heads, FFN columns), the
+//          blocks all-reduce their row-parallel outputs in the forward and their column-parallel
+//          input gradients in the backward, and each rank's AdamW updates its shard and the
+//          parameters every rank holds whole (same gradients, same result). Each rank's step is
+//          enqueued by its own host thread (tensor_parallel.hpp). Not combined with dp.
 //
 // No host synchronisation inside a step: the ranks' streams start from an event on the caller's
 // stream and the caller's stream waits for all of them.
@@ -42,16 +48,20 @@ class OnDevice {
   int previous_ = 0;
 };
 
-enum class Parallelism { dp, zero2 };
+enum class Parallelism { dp, zero2, tp };
 const char* to_string(Parallelism p);
+
+// `c` over `gpus` ranks: dp and zero2 set ranks, tp sets tp_size (the GPU count).
+kernels::TrainConfig parallel_config(kernels::TrainConfig c, Parallelism mode, int gpus);
 
 // DDP's default bucket (bucket_cap_mb = 25).
 constexpr std::size_t kDefaultBucketBytes = std::size_t(25) << 20;
 
 class ParallelTrainer {
  public:
-  // One model per local device of `config` (whose `ranks` must be the communicator's size; zero2
-  // sets shard_optimizer), built with each device current, on the communicator over `devices`.
+  // One model per local device of `config` (parallel_config: its `ranks`, or tp's tp_size, must
+  // be the communicator's size; zero2 sets shard_optimizer, tp each rank's tp_rank and
+  // tp_reduce), built with each device current, on the communicator over `devices`.
   // Unsupported "out of memory ..." as LanguageModel when a rank's step cannot fit.
   ParallelTrainer(const kernels::TrainConfig& config, Parallelism mode,
                   const std::vector<int>& devices, std::size_t bucket_bytes = kDefaultBucketBytes);
@@ -64,6 +74,9 @@ class ParallelTrainer {
   int local_ranks() const;  // models in this process
   int rank(int local) const;
   int device(int local) const;
+  // The data-parallel rank whose batch local rank `local` trains on (step_data): its rank, or 0
+  // for tp (the ranks share one batch).
+  int data_rank(int local) const;
   kernels::LanguageModel& model(int local);
   const BucketPlan& buckets() const;
 
@@ -77,9 +90,13 @@ class ParallelTrainer {
   // One optimizer step on every rank, ordered after the work already on `stream` (a stream of
   // the first local device); `stream` then waits for every rank's step.
   void step(cudaStream_t stream);
+  // Every rank's LanguageModel::compute_gradients, ordered as step (tp: the model's gradients,
+  // each rank's shard; dp, zero2: each rank's own, not reduced).
+  void compute_gradients(cudaStream_t stream);
 
   // One step with timing events on the first local rank: the gradient reduction's collectives
-  // (sum of their times) and the part of it after the backward ended (not hidden). Synchronises.
+  // (sum of their times) and the part of it after the backward ended (not hidden); tp: the
+  // blocks' all-reduces, on the compute stream, so none is hidden. Synchronises.
   struct Overlap {
     double comm_ms = 0, exposed_ms = 0;
     double hidden_pct() const;  // 100·(1 − exposed / comm), within [0, 100]
@@ -87,7 +104,7 @@ class ParallelTrainer {
   Overlap measure_overlap(cudaStream_t stream);
 
   // Local rank `local`'s fp32 master weights as (offset in the flat buffers, values) ranges: dp
-  // the whole buffer, zero2 its chunks. Synchronises.
+  // and tp the whole buffer, zero2 its chunks. Synchronises.
   using MasterVisitor = std::function<void(std::size_t offset, const std::vector<float>& values)>;
   void visit_master(int local, const MasterVisitor& visit) const;
   // Local rank `local`'s weights in the storage type, raw bytes (every rank must hold the same).

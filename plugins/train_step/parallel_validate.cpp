@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "kernels/nccl_comm.hpp"
@@ -70,6 +71,19 @@ int first_failing(int rank, bool failed) {
   return worst <= -1e9 ? -1 : int(-worst);
 }
 
+// Throws ValidationError for the first global rank that failed, on any process (`failing`: this
+// process's first, -1 if none; `why`: its reason).
+void throw_first_failing(int failing, const std::string& why) {
+  const int first = first_failing(failing, failing >= 0);
+  if (first >= 0)
+    XF_THROW(ValidationError,
+             first == failing ? why : "rank " + std::to_string(first) + " differs (its output)");
+}
+
+std::string who(const ParallelTrainer& t, int local) {
+  return "rank " + std::to_string(t.rank(local)) + " (GPU " + std::to_string(t.device(local)) + ")";
+}
+
 // A 52-bit FNV-1a hash of the weights (exact as a double, for max_over_ranks).
 double weight_hash(const std::vector<unsigned char>& bytes) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -79,8 +93,147 @@ double weight_hash(const std::vector<unsigned char>& bytes) {
 
 }  // namespace
 
+WholeModel whole_model(const kernels::TrainConfig& c, int device) {
+  OnDevice on(device);
+  kernels::TrainConfig one = c;
+  one.tp_size = 1, one.tp_rank = 0, one.tp_reduce = nullptr;
+  LanguageModel model(one);
+  model.init_parameters(c.seed);
+  model.set_data(step_data(one));
+  WholeModel out;
+  model.compute_gradients(nullptr);
+  out.loss = model.loss(nullptr);
+  for (const std::string& p : model.parameters())
+    out.grads[p] = model.download(p, LanguageModel::Values::gradients, nullptr);
+  model.init_parameters(c.seed);
+  for (int i = 0; i < kParallelSteps; ++i) model.step(nullptr);
+  for (const std::string& p : model.parameters())
+    out.trained[p] = model.download(p, LanguageModel::Values::master, nullptr);
+  return out;
+}
+
+ShardError shard_error(const LanguageModel& m, LanguageModel::Values which,
+                       const std::map<std::string, std::vector<double>>& whole) {
+  const kernels::TrainConfig& c = m.config();
+  const kernels::BlockConfig block = c.block();
+  ShardError e;
+  double num_all = 0, den_all = 0;
+  for (const std::string& p : m.parameters()) {
+    const std::string local = p.substr(p.find('.') + 1);
+    const kernels::TpSplit split =
+        p.compare(0, 5, "layer") == 0 ? kernels::tp_split(block, local) : kernels::TpSplit{};
+    const std::vector<double> mine = m.download(p, which, nullptr);
+    const std::vector<double>& ref = whole.at(p);
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const double r = ref.at(split.whole_index(i, c.tp_rank, c.tp_size));
+      num += (mine[i] - r) * (mine[i] - r), den += r * r;
+    }
+    const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    if (e.tensor.empty() || !(rel <= e.worst)) e.worst = rel, e.tensor = p;
+    num_all += num, den_all += den;
+  }
+  e.all = den_all > 0 ? std::sqrt(num_all / den_all) : std::sqrt(num_all);
+  return e;
+}
+
+double whole_part_hash(const LanguageModel& m, bool gradients) {
+  const LanguageModel::Flat f = m.flat();
+  const std::size_t e = f.element_bytes;
+  std::vector<unsigned char> bytes((f.elements - f.tp_split) * e);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(
+      bytes.data(), static_cast<const char*>(gradients ? f.grads : f.params) + f.tp_split * e,
+      bytes.size(), cudaMemcpyDeviceToHost));
+  return weight_hash(bytes);
+}
+
+namespace {
+
+std::string validate_tensor_parallel(const kernels::TrainConfig& config,
+                                     const std::vector<int>& devices) {
+  kernels::TrainConfig c = config;
+  c.dropout = 0.f;
+  const WholeModel ref = whole_model(c, devices.front());
+
+  ParallelTrainer t(c, Parallelism::tp, devices);
+  t.init_parameters(c.seed);
+  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.data_rank(i)));
+  const bool four_bytes =
+      c.precision == kernels::Precision::tf32 || c.precision == kernels::Precision::fp32;
+  const double grad_tol = four_bytes ? kTpGradientTolerance32 : kTpGradientTolerance;
+  const double weight_tol = four_bytes ? kTpWeightTolerance32 : kTpWeightTolerance;
+  OnDevice on(devices.front());
+  Stream stream;
+  auto first_rank = [&](double v) { return kernels::max_over_ranks(t.rank(0) == 0 ? v : -1); };
+
+  t.compute_gradients(stream);
+  stream.sync();
+  std::vector<ShardError> grads;
+  std::vector<float> losses;
+  std::vector<double> grad_hashes;
+  for (int i = 0; i < t.local_ranks(); ++i) {
+    OnDevice rank_device(t.device(i));
+    losses.push_back(t.model(i).loss(nullptr));
+    grads.push_back(shard_error(t.model(i), LanguageModel::Values::gradients, ref.grads));
+    grad_hashes.push_back(whole_part_hash(t.model(i), true));
+  }
+  const double rank0_grads = first_rank(grad_hashes[0]);
+
+  t.init_parameters(c.seed);
+  for (int i = 0; i < kParallelSteps; ++i) t.step(stream);
+  stream.sync();
+  double worst_loss = 0, worst_grad = 0, worst_weights = 0;
+  std::string worst_tensor, why;
+  int failing = -1;
+  std::vector<double> weight_hashes;
+  for (int i = 0; i < t.local_ranks(); ++i) {
+    OnDevice rank_device(t.device(i));
+    weight_hashes.push_back(whole_part_hash(t.model(i), false));
+  }
+  const double rank0_weights = first_rank(weight_hashes[0]);
+  for (int i = 0; i < t.local_ranks(); ++i) {
+    OnDevice rank_device(t.device(i));
+    const double loss = std::abs(losses[i] - ref.loss) / std::max(std::abs(ref.loss), 1e-30f);
+    const ShardError weights = shard_error(t.model(i), LanguageModel::Values::master, ref.trained);
+    worst_loss = std::max(worst_loss, loss);
+    if (grads[i].worst >= worst_grad) worst_grad = grads[i].worst, worst_tensor = grads[i].tensor;
+    worst_weights = std::max(worst_weights, weights.all);
+    char buf[256];
+    if (!(loss <= kTpLossTolerance))
+      std::snprintf(buf, sizeof buf, ": loss %.6g, one GPU %.6g (rel %.2e > %.1e)", losses[i],
+                    ref.loss, loss, kTpLossTolerance);
+    else if (!(grads[i].worst <= grad_tol))
+      std::snprintf(buf, sizeof buf, ": gradient of %s differs from one GPU's: rel L2 %.2e > %.1e",
+                    grads[i].tensor.c_str(), grads[i].worst, grad_tol);
+    else if (!(weights.all <= weight_tol))
+      std::snprintf(buf, sizeof buf,
+                    ": master weights after %d steps differ from one GPU's: rel L2 %.2e > %.1e",
+                    kParallelSteps, weights.all, weight_tol);
+    else if (grad_hashes[i] != rank0_grads)
+      std::snprintf(buf, sizeof buf, ": gradients of the unsplit parameters differ from rank 0's");
+    else if (weight_hashes[i] != rank0_weights)
+      std::snprintf(buf, sizeof buf, ": unsplit weights differ from rank 0's");
+    else
+      continue;
+    if (failing < 0) failing = t.rank(i), why = who(t, i) + buf;
+  }
+  throw_first_failing(failing, why);
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "tp %d == one GPU on the same batch: loss rel %.1e, gradients rel L2 %.1e (%s; "
+                "<= %.0e), master weights after %d steps %.1e (<= %.0e); unsplit parameters the "
+                "same bits on every rank",
+                c.tp_size, worst_loss, worst_grad, worst_tensor.c_str(), grad_tol, kParallelSteps,
+                worst_weights, weight_tol);
+  return buf;
+}
+
+}  // namespace
+
 std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mode,
                               const std::vector<int>& devices, std::size_t bucket_bytes) {
+  if (mode == Parallelism::tp) return validate_tensor_parallel(config, devices);
   kernels::TrainConfig c = config;
   c.dropout = 0.f;
   const int N = c.ranks;
@@ -127,8 +280,6 @@ std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mo
     worst_weights = std::max(worst_weights, weights);
     worst_norm = std::max(worst_norm, norm);
     char buf[256];
-    const std::string who =
-        "rank " + std::to_string(t.rank(i)) + " (GPU " + std::to_string(t.device(i)) + ")";
     if (!(weights <= weight_tol))
       std::snprintf(buf, sizeof buf, ": master weights differ from %s: rel L2 %.2e > %.1e",
                     ref.how.c_str(), weights, weight_tol);
@@ -139,12 +290,9 @@ std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mo
       std::snprintf(buf, sizeof buf, ": its weights differ from rank 0's");
     else
       continue;
-    if (failing < 0) failing = t.rank(i), why = who + buf;
+    if (failing < 0) failing = t.rank(i), why = who(t, i) + buf;
   }
-  const int first = first_failing(failing, failing >= 0);
-  if (first >= 0)
-    XF_THROW(ValidationError,
-             first == failing ? why : "rank " + std::to_string(first) + " differs (its output)");
+  throw_first_failing(failing, why);
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "%d rank%s == %s after %d steps: master weights rel L2 %.1e (<= %.0e), first "

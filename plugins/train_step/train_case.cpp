@@ -55,12 +55,12 @@ void run_case(benchmark::State& state, const Spec& spec) {
 
 void set_train_counters(benchmark::State& state, const Timing& t, const kernels::TrainConfig& c,
                         int ranks) {
-  const double samples = double(c.batch) * c.accum;  // per GPU
+  const double samples = double(c.batch) * c.accum;  // per GPU, or per tensor-parallel group
   Work work;
-  work.flops = kernels::train_flops_per_sample(c) * samples;
+  work.flops = kernels::train_flops_per_sample(c) * samples / c.tp_size;
   work.dtype = dtype_of(c.precision);
-  work.samples = samples * ranks;
-  work.tokens = samples * ranks * c.seq;
+  work.samples = samples * ranks / c.tp_size;
+  work.tokens = samples * ranks / c.tp_size * c.seq;
   set_counters(state, t, work);
   state.counters["MFU"] = state.counters["pct_peak"];
 }

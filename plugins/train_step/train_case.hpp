@@ -34,7 +34,8 @@ void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suit
 // Bytes of device memory in use now (cudaMemGetInfo).
 std::size_t device_memory_used();
 
-// Counters of a timed step of `ranks` GPUs, each training on batch·accum samples: samples/s and
+// Counters of a timed step of `ranks` GPUs, each training on batch·accum samples (tensor parallel:
+// each group of c.tp_size GPUs shares them, each GPU doing 1/tp_size of the work): samples/s and
 // tokens/s of all of them, TFLOPS (train_flops_per_sample), pct_peak and MFU per GPU.
 void set_train_counters(benchmark::State& state, const Timing& t, const kernels::TrainConfig& c,
                         int ranks);

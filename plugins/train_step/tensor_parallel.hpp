@@ -1,0 +1,59 @@
+// Tensor parallelism's host side (parallel_trainer.hpp's tp). A tensor-parallel block calls its
+// all-reduce between its own kernels (kernels/transformer_block.hpp, TpReduce), so no single host
+// thread can enqueue the ranks' steps one after another: each local rank's step is enqueued by a
+// thread of its own, all ranks making the same NCCL calls in the same order (NCCL lets each thread
+// drive its own communicator without group calls).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kernels/transformer_block.hpp"
+
+namespace xfbench::train {
+
+// One host thread per local rank, kept for the owner's life.
+class RankThreads {
+ public:
+  explicit RankThreads(const std::vector<int>& devices);
+  ~RankThreads();
+  RankThreads(const RankThreads&) = delete;
+  RankThreads& operator=(const RankThreads&) = delete;
+
+  // Runs f(i) on thread i with devices[i] current, for every i; returns once all have returned
+  // (a host join: what they enqueued may still run) and rethrows the first exception.
+  void run(const std::function<void(int local)>& f);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The GPU time of one rank's reductions: while `on`, each is enqueued between two events.
+class ReduceTimes {
+ public:
+  ReduceTimes() = default;
+  ~ReduceTimes();
+  ReduceTimes(const ReduceTimes&) = delete;
+  ReduceTimes& operator=(const ReduceTimes&) = delete;
+
+  void start();  // forget earlier calls and time the next ones
+  void stop();
+  bool on() const { return on_; }
+  double total_ms() const;  // of the calls between start and stop, once their work is done
+  cudaEvent_t next();       // the next event of a pair (made on first use, on the current device)
+
+ private:
+  bool on_ = false;
+  std::vector<cudaEvent_t> events_;  // begin, end, begin, end, ...
+  std::size_t used_ = 0;
+};
+
+// The all-reduce (sum) of a tensor-parallel rank over `comm`, timed into `times` when given.
+kernels::TpReduce nccl_tp_reduce(ncclComm_t comm, ReduceTimes* times);
+
+}  // namespace xfbench::train
