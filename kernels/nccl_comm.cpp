@@ -280,20 +280,6 @@ std::string mpi_build_status() {
 #endif
 }
 
-std::vector<int> gpu_indices(const std::vector<std::string>& items) {
-  std::vector<int> out;
-  for (const std::string& g : items) {
-    char* end = nullptr;
-    long v = std::strtol(g.c_str(), &end, 10);
-    if (g.empty() || *end != '\0' || v < 0 || v > 1023)
-      XF_THROW(InvalidArgument, "--xfbench_gpus: '" + g + "' is not a GPU index");
-    if (std::find(out.begin(), out.end(), int(v)) != out.end())
-      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + g + " given twice");
-    out.push_back(int(v));
-  }
-  return out;
-}
-
 std::vector<int> local_devices(const std::vector<int>& gpus, int visible, int wanted) {
   if (g_mpi) return {local_rank() % std::max(visible, 1)};
   std::vector<int> devs = gpus;

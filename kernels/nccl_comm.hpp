@@ -28,7 +28,7 @@ namespace xfbench::kernels {
 
 constexpr double kDefaultNcclTimeoutSeconds = 300;
 // The job's exit code after a rank failed or timed out under MPI, beside the host's own codes
-// (harness/src/host/exit_codes.hpp: 0-5).
+// (harness/src/host/exit_codes.hpp lists it as kRankFailed).
 constexpr int kExitRankFailed = 6;
 
 void set_nccl_timeout(double seconds);  // InvalidArgument outside (0, 86400]
@@ -54,10 +54,6 @@ long long sum_over_ranks(long long v);
 double max_over_ranks(double v);
 void max_over_ranks(double* values, std::size_t count);  // in place: a timer's AgreeMax
 std::string mpi_build_status();  // "built with MPI (<library>)" or "built without MPI"
-
-// GPU indices from --xfbench_gpus's items ("0", "1", ...): InvalidArgument for one that is not an
-// index (0..1023) or given twice.
-std::vector<int> gpu_indices(const std::vector<std::string>& items);
 
 // This process's GPUs: under MPI the one of its local rank (of `visible`); else `gpus`
 // (--xfbench_gpus) or, when empty, the first `wanted` visible ones (all when wanted <= 0).

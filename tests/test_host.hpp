@@ -26,7 +26,10 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
-// `env` assignments go before the command, e.g. "CUDA_VISIBLE_DEVICES=".
+// Hides every GPU from the host (what registration and listing must do without one).
+inline const std::string kNoGpu = "CUDA_VISIBLE_DEVICES=";
+
+// `env` assignments go before the command, e.g. kNoGpu.
 inline HostResult run_host(const std::string& args, const std::string& env = "") {
   static int n = 0;
   std::string base = "/tmp/xftest_" + std::to_string(::getpid()) + "_" + std::to_string(n++);

@@ -17,31 +17,6 @@ std::string number(double v) {
 }
 }  // namespace
 
-std::vector<int> parse_gpu_indices(const std::vector<std::string>& items) {
-  std::vector<int> gpus;
-  for (const std::string& item : items) {
-    char* end = nullptr;
-    const long index = std::strtol(item.c_str(), &end, 10);
-    const bool number = !item.empty() && *end == '\0' && index >= 0 && index < 1024;
-    if (!number) XF_THROW(InvalidArgument, "--xfbench_gpus: '" + item + "' is not a GPU index");
-    for (int g : gpus)
-      if (g == index) XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + item + " is named twice");
-    gpus.push_back(int(index));
-  }
-  return gpus;
-}
-
-void check_gpus_exist(const std::vector<int>& gpus, int visible) {
-  for (int g : gpus) {
-    if (g >= visible) {
-      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + std::to_string(g) +
-                                    " is out of range: " + std::to_string(visible) +
-                                    " CUDA device" + (visible == 1 ? "" : "s") +
-                                    " visible (valid: 0.." + std::to_string(visible - 1) + ")");
-    }
-  }
-}
-
 void check_seconds(double seconds) {
   if (!(seconds > 0)) {
     XF_THROW(InvalidArgument, "--xfbench_burn_seconds=" + number(seconds) +
@@ -75,8 +50,7 @@ std::vector<Dtype> parse_burn_dtypes(const std::vector<std::string>& items) {
 
 BurnFlags read_burn_flags() {
   BurnFlags f;
-  f.gpus = parse_gpu_indices(flag_list(
-      "gpus", "GPUs to use, e.g. 0,1 (default: all): Burn's GPUs, P2P pairs, NCCL collectives"));
+  f.gpus = gpus_flag();
   f.seconds = flag_double("burn_seconds", 60, "seconds each Burn case burns every GPU");
   check_seconds(f.seconds);
   f.mem_pct = flag_double("burn_mem_pct", 90,
@@ -88,7 +62,6 @@ BurnFlags read_burn_flags() {
   f.search = flag_bool("burn_search", false,
                        "Burn: time cuBLASLt's candidate kernels on each GPU and burn the fastest "
                        "(default: cuBLASLt's first choice)");
-  if (!f.gpus.empty() && gpu_unavailable_reason().empty()) check_gpus_exist(f.gpus, device_count());
   if (const char* faults = std::getenv(kFaultVariable)) f.faults = parse_faults(faults);
   return f;
 }

@@ -38,8 +38,6 @@ struct BurnFlags {
 BurnFlags read_burn_flags();
 
 // The checks, pure so the CPU tests call them; each names the flag and the reason.
-std::vector<int> parse_gpu_indices(const std::vector<std::string>& items);
-void check_gpus_exist(const std::vector<int>& gpus, int visible);
 void check_seconds(double seconds);
 void check_mem_pct(double pct);
 std::vector<Dtype> parse_burn_dtypes(const std::vector<std::string>& items);

@@ -120,10 +120,7 @@ ParallelFlags parallel_flags(bool search) {
   }
   f.given = !f.modes.empty();
   if (!f.given) f.modes = {Parallelism::dp, Parallelism::zero2, Parallelism::tp};
-  f.options.gpus = kernels::gpu_indices(
-      flag_list("gpus",
-                "GPUs for P2P pairs, NCCL collectives and multi-GPU TrainStep, e.g. 0,1 (default: "
-                "all)"));
+  f.options.gpus = gpus_flag();
   const long mb = flag_int("train_bucket_mb", 25, "TrainStep dp/zero2 gradient bucket (MiB)");
   if (mb < 1 || mb > 4096) XF_THROW(InvalidArgument, "--xfbench_train_bucket_mb must be 1..4096");
   f.options.bucket_bytes = std::size_t(mb) << 20;

@@ -11,13 +11,6 @@
 namespace xfbench::transfer {
 namespace {
 
-std::vector<int> gpu_list() {
-  return kernels::gpu_indices(
-      flag_list("gpus",
-                "GPUs for P2P pairs, NCCL collectives and multi-GPU TrainStep, e.g. 0,1 "
-                "(default: all)"));
-}
-
 // Sizes from --xfbench_<name>: all of them in the default suite, else `fallback` with `core` of
 // them there.
 constexpr std::size_t MiB = std::size_t(1) << 20;
@@ -38,7 +31,7 @@ Sizes sizes_flag(const std::string& name, const std::string& help,
 
 void register_cases() {
   kernels::init_at_registration();
-  const std::vector<int> gpus = gpu_list();
+  const std::vector<int> gpus = gpus_flag();
   const auto nccl_sizes = sizes_flag(
       "nccl_sizes", "NCCL sizes, e.g. 8B,1MiB,1GiB (default 8B,1KiB,64KiB,1MiB,16MiB,...,4GiB)",
       default_nccl_sizes(), {MiB, 256 * MiB}, 1);

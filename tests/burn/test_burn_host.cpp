@@ -10,7 +10,7 @@
 
 namespace {
 
-const std::string kNoGpu = "CUDA_VISIBLE_DEVICES=";
+using xftest::kNoGpu;
 
 int count_of(const std::string& text, const std::string& what) {
   int n = 0;

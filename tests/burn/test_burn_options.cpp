@@ -25,28 +25,6 @@ std::string rejection(F f) {
   return "";
 }
 
-TEST(BurnOptions, GpuIndices) {
-  EXPECT_EQ(parse_gpu_indices({"0", "3", "1"}), (std::vector<int>{0, 3, 1}));
-  EXPECT_TRUE(parse_gpu_indices({}).empty());
-  EXPECT_EQ(rejection([] { parse_gpu_indices({"x"}); }), "--xfbench_gpus: 'x' is not a GPU index");
-  EXPECT_EQ(rejection([] { parse_gpu_indices({"-1"}); }),
-            "--xfbench_gpus: '-1' is not a GPU index");
-  EXPECT_EQ(rejection([] {
-              parse_gpu_indices({"1", "1"});
-            }),
-            "--xfbench_gpus: GPU 1 is named twice");
-}
-
-TEST(BurnOptions, GpuOutOfRange) {
-  EXPECT_EQ(rejection([] { check_gpus_exist({0}, 1); }), "");
-  EXPECT_EQ(rejection([] {
-              check_gpus_exist({0, 1}, 1);
-            }),
-            "--xfbench_gpus: GPU 1 is out of range: 1 CUDA device visible (valid: 0..0)");
-  EXPECT_EQ(rejection([] { check_gpus_exist({8}, 8); }),
-            "--xfbench_gpus: GPU 8 is out of range: 8 CUDA devices visible (valid: 0..7)");
-}
-
 TEST(BurnOptions, Seconds) {
   EXPECT_EQ(rejection([] { check_seconds(0.5); }), "");
   EXPECT_EQ(rejection([] { check_seconds(0); }),

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "xfbench/counters.hpp"
 #include "xfbench/device.hpp"
@@ -84,6 +86,29 @@ TEST(Flags, ParseDeclareAndReject) {
   EXPECT_EQ(flag_list("t_list", ""), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(detail::unknown_flags(), std::vector<std::string>{"t_nobody"});
   detail::clear_flags();
+}
+
+// --xfbench_gpus, read the same way by P2P, NCCL, multi-GPU TrainStep and Burn.
+TEST(Flags, GpuList) {
+  auto rejection = [](const std::vector<std::string>& items, int visible) -> std::string {
+    try {
+      parse_gpus(items, visible);
+    } catch (const InvalidArgument& e) {
+      return e.message();
+    }
+    return "";
+  };
+  EXPECT_EQ(parse_gpus({"0", "3", "1"}, 4), (std::vector<int>{0, 3, 1}));
+  EXPECT_EQ(parse_gpus({"7"}, -1), (std::vector<int>{7}));  // no GPU: listing only
+  EXPECT_TRUE(parse_gpus({}, 0).empty());
+  EXPECT_EQ(rejection({"x"}, 2), "--xfbench_gpus: 'x' is not a GPU index");
+  EXPECT_EQ(rejection({"-1"}, 2), "--xfbench_gpus: '-1' is not a GPU index");
+  EXPECT_EQ(rejection({"1x"}, 2), "--xfbench_gpus: '1x' is not a GPU index");
+  EXPECT_EQ(rejection({"1", "1"}, 2), "--xfbench_gpus: GPU 1 is named twice");
+  EXPECT_EQ(rejection({"0", "1"}, 1),
+            "--xfbench_gpus: GPU 1 is out of range: 1 CUDA device visible (valid: 0..0)");
+  EXPECT_EQ(rejection({"8"}, 8),
+            "--xfbench_gpus: GPU 8 is out of range: 8 CUDA devices visible (valid: 0..7)");
 }
 
 TEST(Validate, ComparisonCatchesErrorsAndNaN) {

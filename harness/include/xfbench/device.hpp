@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "xfbench/dtype.hpp"
 
@@ -40,6 +41,14 @@ void select_device(int index);  // throws InvalidArgument naming the number of d
 const DeviceInfo& device_info();
 DeviceInfo read_device_info(int index);  // any device, read each call (multi-GPU cases)
 const PeakTable& device_peaks();
+
+// --xfbench_gpus (e.g. 0,1; empty: all visible): the GPUs of multi-GPU cases — P2P pairs, NCCL
+// collectives, multi-GPU TrainStep, Burn. One flag, read the same way by every plugin. Throws
+// InvalidArgument, as --xfbench_device does, for an item that is not an index, a GPU named twice
+// or (when a GPU is usable) one this machine does not have.
+std::vector<int> gpus_flag();
+// The parsing behind gpus_flag (pure; `visible` < 0 skips the range check).
+std::vector<int> parse_gpus(const std::vector<std::string>& items, int visible);
 
 // The peak table for a device description (pure: unit-tested without a GPU).
 PeakTable peaks_for(const DeviceInfo& info);

@@ -10,6 +10,8 @@ enum ExitCode : int {
   kPluginErrors = 3,  // a plugin could not be loaded (unless --xfbench_allow_plugin_errors)
   kNoGpu = 4,         // GPU cases selected but no usable CUDA device
   kFaultyGpu = 5,     // a Burn case judged a GPU faulty (wrong results, ECC, Xid)
+  kRankFailed = 6,    // under MPI a rank failed inside a multi-GPU case: MPI_Abort ends the job
+                      // (kernels::kExitRankFailed, raised in libxfbench_nccl, not by the host)
 };
 
 }  // namespace xfbench::host

@@ -2,10 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
 #include "xfbench/error.hpp"
+#include "xfbench/flags.hpp"
 
 namespace xfbench {
 namespace {
@@ -62,6 +64,34 @@ void select_device(int index) {
   }
   g_selected = index;
   XF_CUDA_CHECK(cudaSetDevice(index));
+}
+
+std::vector<int> parse_gpus(const std::vector<std::string>& items, int visible) {
+  std::vector<int> gpus;
+  for (const std::string& item : items) {
+    char* end = nullptr;
+    const long index = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || index < 0 || index > 1023)
+      XF_THROW(InvalidArgument, "--xfbench_gpus: '" + item + "' is not a GPU index");
+    if (std::find(gpus.begin(), gpus.end(), int(index)) != gpus.end())
+      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + item + " is named twice");
+    if (visible >= 0 && index >= visible) {
+      XF_THROW(InvalidArgument, "--xfbench_gpus: GPU " + item +
+                                    " is out of range: " + std::to_string(visible) +
+                                    " CUDA device" + (visible == 1 ? "" : "s") +
+                                    " visible (valid: 0.." + std::to_string(visible - 1) + ")");
+    }
+    gpus.push_back(int(index));
+  }
+  return gpus;
+}
+
+std::vector<int> gpus_flag() {
+  const std::vector<std::string> items =
+      flag_list("gpus",
+                "GPUs of the multi-GPU cases (P2P pairs, NCCL collectives, multi-GPU TrainStep, "
+                "Burn), e.g. 0,1 (default: all visible)");
+  return parse_gpus(items, gpu_unavailable_reason().empty() ? device_count() : -1);
 }
 
 DeviceInfo read_device_info(int d) {
