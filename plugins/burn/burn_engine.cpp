@@ -295,14 +295,16 @@ void SlotBurn::check_reference() {
 }
 
 // Windows of products until the deadline, one window queued ahead of the one the host waits on
-// so the GPU never idles. A window ends when the comparison of its last product is done (the
-// counter is read there), and the next begins there: the windows tile the GPU's time. A
-// comparison ends about one product after its own (in the next one's last wave), so the first
-// window reads that much longer and the last that much shorter than their products took.
+// so the GPU never idles. A window's errors are read when the comparison of its last product is
+// done; its time is that of its products on the product stream (a comparison ends inside the next
+// product, so timing windows there would move about one product from each window to the one
+// before). The last window ends with its comparisons: the windows tile the whole burn.
 void SlotBurn::burn(double start, double first_seconds) {
   SlotGpu& g = *g_;
   const double deadline = start + c_.seconds;
-  Event ends[3];  // of windows w-1 (the start of w), w and w+1 while the host reads window w
+  // Of windows w-1 (the start of w), w and w+1 while the host reads window w: products done on
+  // the product stream, comparisons and counter copy done on the comparison stream.
+  Event products_done[3], compared_done[3];
   std::uint64_t queued[2] = {0, 0};
   std::uint64_t per_window = std::uint64_t(std::clamp(
       c_.window_seconds / std::max(first_seconds, 1e-6), 1.0, double(kMaxProductsPerWindow)));
@@ -320,20 +322,23 @@ void SlotBurn::burn(double start, double first_seconds) {
       g.compared[next].record(g.check);
       next = next + 1 == g.buffers ? 1 : next + 1;
     }
+    products_done[w % 3].record(g.stream);
     XF_CUDA_CHECK(cudaMemcpyAsync(g.seen.data() + (w & 1), g.mismatches.data(),
                                   sizeof(unsigned long long), cudaMemcpyDeviceToHost, g.check));
-    ends[w % 3].record(g.check);
+    compared_done[w % 3].record(g.check);
     queued[w & 1] = per_window;
   };
   r_.t0 = detail::host_seconds();
-  ends[2].record(g.stream);  // window 0 starts with its first product
+  products_done[2].record(g.stream);  // window 0 starts with its first product
   enqueue(0);
   std::uint64_t counted = 0;
   for (int w = 0;; ++w) {
     const bool more = detail::host_seconds() + 1.5 * window_estimate < deadline;
     if (more) enqueue(w + 1);
     BurnWindow win;
-    win.seconds = ends[w % 3].elapsed_ms_since(ends[(w + 2) % 3]) / 1e3;
+    const Event& end = more ? products_done[w % 3] : compared_done[w % 3];
+    XF_CUDA_CHECK(cudaEventSynchronize(compared_done[w % 3].get()));  // the counter copy
+    win.seconds = end.elapsed_ms_since(products_done[(w + 2) % 3]) / 1e3;
     win.products = queued[w & 1];
     win.mismatches = g.seen.data()[w & 1] - counted;
     counted += win.mismatches;
