@@ -35,3 +35,23 @@ sh reports/results/h100/t5/seed_sweep.sh 512 . build/cmp/new   # (then one call 
 #   T5Decoder fwdbwd  b2 195/229/---  vs 13.7  b8 239/355/---  vs 57.2  b32 290/396/---  vs 128  b128 324/412/---  vs 140
 # (every batch in the JSON). unfused >= eager at every shape (2.2x at b128 to 14x at b2: HF's eager
 # block is launch-bound at small batches); no xfbench case below the PyTorch path at its shape.
+#
+# Session 9 (2026-11-25), main 1908556's build (build/device staged as build/c9; every test binary
+# passed there first, tests/device_suite.sh), three device calls, one side each:
+sh reports/results/h100/t5/seed_sweep.sh 128 . build/c9 xf      # 84 cases, 532 s -> t5_seed_s128.json
+sh reports/results/h100/t5/seed_sweep.sh 128 . build/c9 torch   # 28 cases, 272 s -> t5_seed_s128_torch.json
+sh reports/results/h100/t5/seed_sweep.sh 512 . build/c9 xf '^T5Decoder/flash/fp16/fwd(bwd)?/seq:512/'
+#                                                               # 14 cases, 92 s -> t5_seed_s512_part.json
+# seq 128, TFLOPS unfused / fused / flash vs HF eager:
+#   T5Encoder fwd     b2 57/82/105 vs 3.2   b8 112/284/292 vs 14.3  b32 274/416/428 vs 52.9  b128 383/443/455 vs 168
+#   T5Encoder fwdbwd  b2 53/91/90 vs 3.5    b8 136/282/292 vs 13.1  b32 295/405/424 vs 56.5  b128 406/436/458 vs 188
+#   T5Decoder fwd     b2 53/66/90 vs 2.7    b8 108/259/268 vs 12.5  b32 193/405/417 vs 53.4  b128 340/436/446 vs 148
+#   T5Decoder fwdbwd  b2 59/88/92 vs 3.7    b8 85/259/279 vs 13.7   b32 190/389/411 vs 53.8  b128 364/422/442 vs 169
+# seq 512, the missing decoder flash cases: fwd b16..b128 413/427/436/440, fwd+bwd b2..b128
+# 228/341/382/400/410/410/427 (fwd b2..b8 re-ran: 241/350/395 vs 240/348/390 in the first call).
+# unfused >= eager at every shape of both tables (seq 128: 2.1x at b128 to 20x at b2; HF's eager
+# block is launch-bound at small batches); no xfbench case below the PyTorch path at its shape.
+# Sanitizers in the same session (build/c9): compute-sanitizer memcheck on test_t5_kernels (12 tests:
+# relative-position bias build and gradient, ReLU / gated-GELU dropout) and on test_kernels
+# '*FlashBias*:*FlashCausalBackward*' (6 tests, the flash bias gradient in registers): 0 errors;
+# racecheck on '*FlashBiasMatchesReference*': 0 hazards.
