@@ -1,0 +1,68 @@
+#!/bin/sh
+# The multi-GPU runs of issues #20 (two GPUs) and #19 (four and eight), one part per device call
+# (each part fits the 10-minute limit on 2x H200; split `scaling` by GPU count on 8):
+#
+#   sh reports/results/multi_gpu.sh <part> <out dir> <build dir with bin/, lib/> [N]
+#
+#   tests       the multi-GPU tests (test_parallel, test_tensor_parallel, test_transfer,
+#               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
+#   transfer    P2P uni/bi, peer/nopeer, latency for every ordered pair, and NCCL all-reduce,
+#               all-gather, reduce-scatter, all-to-all fp32 8 B..4 GiB on all GPUs
+#   train       TrainStep BERT-large s128 b64 and gpt2-large s1024 b4: the one-GPU case, then dp,
+#               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions)
+#   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
+#   scaling     dp and zero2 on 1, 2, 4, ... N GPUs (N: the 4th argument, default all visible)
+#   peer        torchrun DDP / FSDP (ZeRO-2) on the same TrainStep names, P2P on and off
+#
+# JSON lands in <out dir> as <part>*.json. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+set -u
+part=$1 out=$2 build=$3
+bin=$build/bin
+torch_libs=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH="$torch_libs/cudnn/lib:$torch_libs/nccl/lib:${LD_LIBRARY_PATH:-}"
+export NCCL_NVLS_ENABLE=0
+gpus=${4:-$(nvidia-smi -L | wc -l)}
+all=$(seq -s, 0 $((gpus - 1)))
+models='(bert-large/bf16/seq:128/batch:64|gpt2-large/bf16/seq:1024/batch:4)/accum:1/ckpt:off/adamw:fused'
+json() { echo "--benchmark_out=$out/$1.json --benchmark_out_format=json"; }
+
+case $part in
+tests)
+  nvidia-smi topo -m > "$out/topo.txt" 2>&1
+  "$bin/xfbench" --xfbench_devices > "$out/devices.txt" 2>&1
+  for t in test_parallel test_tensor_parallel test_transfer test_nccl_wait test_burn; do
+    timeout 240 "$bin/$t" --gtest_brief=1 >> "$out/tests.log" 2>&1
+    echo "$t rc=$?" | tee -a "$out/tests.log"
+  done ;;
+transfer)
+  timeout 280 "$bin/xfbench" --benchmark_filter='^P2P/' --xfbench_gpus="$all" \
+    --xfbench_p2p_sizes=256MiB $(json transfer_p2p)
+  timeout 300 "$bin/xfbench" --benchmark_filter="^NCCL/(allreduce|allgather|reducescatter|alltoall)/fp32/gpus:$gpus/" \
+    --xfbench_gpus="$all" --xfbench_nccl_dtypes=fp32 \
+    --xfbench_nccl_sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB $(json transfer_nccl) ;;
+train)
+  timeout 580 "$bin/xfbench" --xfbench_gpus="$all" --benchmark_repetitions=3 \
+    --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:on)?/iterations" \
+    $(json train) ;;
+train-off)
+  NCCL_P2P_DISABLE=1 timeout 580 "$bin/xfbench" --xfbench_gpus="$all" \
+    --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:off)?/iterations" \
+    $(json train_off) ;;
+scaling)
+  n=1
+  while [ "$n" -le "$gpus" ]; do
+    timeout 280 "$bin/xfbench" --xfbench_gpus="$(seq -s, 0 $((n - 1)))" \
+      --xfbench_train_parallel=dp,zero2 \
+      --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2)/gpus:$n/p2p:on)?/iterations" \
+      $(json scaling_gpus$n)
+    n=$((n * 2))
+  done ;;
+peer)
+  timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py --families TrainStep \
+    --gpus "$gpus" --repetitions 3 --out "$out/peer.json"
+  NCCL_P2P_DISABLE=1 timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py \
+    --families TrainStep --gpus "$gpus" --repetitions 1 --out "$out/peer_off.json" ;;
+*)
+  echo "unknown part '$part': tests, transfer, train, train-off, scaling or peer" >&2
+  exit 2 ;;
+esac
