@@ -13,6 +13,9 @@
 #   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
 #   scaling     dp and zero2 on 1, 2, 4, ... N GPUs (N: the 4th argument, default all visible)
 #   peer        torchrun DDP / FSDP (ZeRO-2) on the same TrainStep names, P2P on and off
+#   mpi         the MPI build (cmake --preset mpi, sm_90; its folder as the build dir) under mpirun,
+#               one rank per GPU: NCCL all-reduce 1 MiB / 1 GiB and TrainStep BERT-large dp
+#               (mpirun must work there: an Open MPI of the same major version as the build's)
 #
 # JSON lands in <out dir> as <part>*.json. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
 set -u
@@ -62,7 +65,11 @@ peer)
     --gpus "$gpus" --repetitions 3 --out "$out/peer.json"
   NCCL_P2P_DISABLE=1 timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py \
     --families TrainStep --gpus "$gpus" --repetitions 1 --out "$out/peer_off.json" ;;
+mpi)
+  timeout 580 mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+    "$bin/xfbench" --benchmark_filter="^(NCCL/allreduce/fp32/gpus:$gpus/bytes:(1048576|1073741824)|TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused/dp/gpus:$gpus/p2p:on)/" \
+    $(json mpi) ;;
 *)
-  echo "unknown part '$part': tests, transfer, train, train-off, scaling or peer" >&2
+  echo "unknown part '$part': tests, transfer, train, train-off, scaling, peer or mpi" >&2
   exit 2 ;;
 esac
