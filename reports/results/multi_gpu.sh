@@ -27,7 +27,6 @@ export NCCL_NVLS_ENABLE=0
 gpus=${4:-$(nvidia-smi -L | wc -l)}
 all=$(seq -s, 0 $((gpus - 1)))
 models='(bert-large/bf16/seq:128/batch:64|gpt2-large/bf16/seq:1024/batch:4)/accum:1/ckpt:off/adamw:fused'
-json() { echo "--benchmark_out=$out/$1.json --benchmark_out_format=json"; }
 
 case $part in
 tests)
@@ -39,25 +38,26 @@ tests)
   done ;;
 transfer)
   timeout 280 "$bin/xfbench" --benchmark_filter='^P2P/' --xfbench_gpus="$all" \
-    --xfbench_p2p_sizes=256MiB $(json transfer_p2p)
+    --xfbench_p2p_sizes=256MiB --benchmark_out="$out/transfer_p2p.json" --benchmark_out_format=json
   timeout 300 "$bin/xfbench" --benchmark_filter="^NCCL/(allreduce|allgather|reducescatter|alltoall)/fp32/gpus:$gpus/" \
     --xfbench_gpus="$all" --xfbench_nccl_dtypes=fp32 \
-    --xfbench_nccl_sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB $(json transfer_nccl) ;;
+    --xfbench_nccl_sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB \
+    --benchmark_out="$out/transfer_nccl.json" --benchmark_out_format=json ;;
 train)
   timeout 580 "$bin/xfbench" --xfbench_gpus="$all" --benchmark_repetitions=3 \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:on)?/iterations" \
-    $(json train) ;;
+    --benchmark_out="$out/train.json" --benchmark_out_format=json ;;
 train-off)
   NCCL_P2P_DISABLE=1 timeout 580 "$bin/xfbench" --xfbench_gpus="$all" \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:off)?/iterations" \
-    $(json train_off) ;;
+    --benchmark_out="$out/train_off.json" --benchmark_out_format=json ;;
 scaling)
   n=1
   while [ "$n" -le "$gpus" ]; do
     timeout 280 "$bin/xfbench" --xfbench_gpus="$(seq -s, 0 $((n - 1)))" \
       --xfbench_train_parallel=dp,zero2 \
       --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2)/gpus:$n/p2p:on)?/iterations" \
-      $(json scaling_gpus$n)
+      --benchmark_out="$out/scaling_gpus$n.json" --benchmark_out_format=json
     n=$((n * 2))
   done ;;
 peer)
@@ -68,7 +68,7 @@ peer)
 mpi)
   timeout 580 mpirun -np "$gpus" --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
     "$bin/xfbench" --benchmark_filter="^(NCCL/allreduce/fp32/gpus:$gpus/bytes:(1048576|1073741824)|TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused/dp/gpus:$gpus/p2p:on)/" \
-    $(json mpi) ;;
+    --benchmark_out="$out/mpi.json" --benchmark_out_format=json ;;
 *)
   echo "unknown part '$part': tests, transfer, train, train-off, scaling, peer or mpi" >&2
   exit 2 ;;
