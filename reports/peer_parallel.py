@@ -74,6 +74,16 @@ class Dist:
         """Rank 0's count on every rank."""
         return int(self._broadcast(int(count), self.torch.int64)) if self.torch else count
 
+    def decide_later(self, flag):
+        """decide() in two steps: the broadcast is queued now, behind the GPU work queued before
+        it (no host copy, so no wait), and the function returned reads it, waiting for that work:
+        the host queues more work first and the GPU never idles while the decision travels."""
+        if self.torch is None:
+            return lambda: flag
+        t = self.torch.full((1,), int(flag), dtype=self.torch.int64, device="cuda")
+        self.torch.distributed.broadcast(t, 0)
+        return lambda: bool(t.item())
+
     def max(self, value):
         if self.torch is None:
             return value

@@ -6,12 +6,15 @@ two up ("how much faster than the PyTorch the seeds measured?").
 Standalone on purpose: standard library + torch (+ transformers for the layer families), no
 import from the `reports` package, so it can be copied to a GPU machine and run as
     python3 reports/peer_torch.py --out torch.json
+and the multi-GPU families (TrainStep dp/zero2, NCCL) under torchrun, one process per GPU:
+    torchrun --nproc-per-node=8 reports/peer_torch.py --families NCCL --out torch_nccl.json
 Timing follows DESIGN.md with xfbench's own protocol: by default the steady state (windows of
 back-to-back launches between CUDA events until a minimum time and a noise target are reached,
 reports/steady_state.py, protocol version 2, with NVML power and clocks over the measured windows
 from a 10 ms sampler, reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up. Several repetitions, random
 inputs. A case that fails becomes an entry with `error_occurred`, like xfbench's SkipWithError, and
-the run goes on. The two sibling files are loaded by path, so copy reports/ (or these three files).
+the run goes on. The sibling files (steady_state, nvml, peer_parallel, peer_nccl) are loaded by
+path, so copy reports/ (or these five files).
 
 Exit codes: 0 all cases ran, 1 some cases failed, 2 torch/CUDA missing or bad arguments.
 """
@@ -36,7 +39,7 @@ DROPOUT = 0.1
 MiB = 1 << 20
 
 ALL_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer", "GPT2Block", "T5Encoder", "T5Decoder",
-                "TrainStep"]
+                "TrainStep", "NCCL"]
 DEFAULT_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer"]
 LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa"}
 # T5's attention (relative position bias) is eager-only in transformers, so no torch-sdpa name
@@ -97,6 +100,7 @@ def _sibling(name):
 steady_state = _sibling("steady_state")
 nvml = _sibling("nvml")
 parallel = _sibling("peer_parallel")
+nccl = _sibling("peer_nccl")
 DIST = parallel.Dist()  # torchrun's ranks, or one process
 
 
@@ -146,7 +150,8 @@ def vector_bytes(op, n, dtype):
 
 
 def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,),
-                  gpus=0):
+                  gpus=0, nccl_ops=nccl.OPS, nccl_dtypes=nccl.DEFAULT_DTYPES,
+                  nccl_sizes=nccl.DEFAULT_SIZES):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -200,6 +205,9 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                 out.append(Spec("TrainStep", name, model=model, precision="bf16", seq=s, batch=b,
                                 accum=1, ckpt=False, adamw="fused", attention="sdpa",
                                 parallel=mode, gpus=gpus))
+    if "NCCL" in families and gpus:  # collectives over `gpus` torchrun ranks (peer_nccl.py)
+        for name, kw in nccl.cases(nccl_ops, nccl_dtypes, nccl_sizes, gpus):
+            out.append(Spec("NCCL", name, **kw))
     return out
 
 
@@ -227,6 +235,8 @@ def counters(spec, seconds, mem_bytes=None):
         c["TFLOPS"] = per * samples / t / 1e12
         c["samples/s"] = samples * k.get("gpus", 1) / t  # all GPUs; TFLOPS per GPU
         c["tokens/s"] = samples * k.get("gpus", 1) * k["seq"] / t
+    elif spec.family == "NCCL":
+        c.update(nccl.counters(k, t))
     else:  # layer families
         kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
         flops = layer_flops(k["batch"], k["seq"], h=k.get("hidden", H), kind=kind, passes=k["passes"])
@@ -565,8 +575,12 @@ def build_train(torch, spec, dev):
     return step
 
 
+def build_nccl(torch, spec, dev):
+    return nccl.build(torch, spec.kw, dev, DIST.rank)
+
+
 BUILDERS = {"Matmul": build_matmul, "Vector": build_vector, "Memcpy": build_memcpy,
-            "TrainStep": build_train}
+            "TrainStep": build_train, "NCCL": build_nccl}
 
 
 def measure_hot(torch, fn, repetitions, min_time, warmup):
@@ -625,19 +639,25 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
     try:
         done_at = [time.perf_counter()]   # done_at[i]: host time at the completion of window i
         enqueue(events[0])
-        result, i, done = None, 0, False
-        while not done:
+        result, i, stop = None, 0, None
+        while True:
             enqueue(events[(i + 1) % 2])  # the next window is queued before this one is waited on
+            if stop is not None and stop():  # torchrun: rank 0's decision on the window before
+                break
             begin, end = events[i % 2]
             end.synchronize()
             done_at.append(time.perf_counter())
             d = begin.elapsed_time(end) / 1e3
             if sampler and sampler.reasons_seen & steady_state.SW_POWER_CAP:
                 rule.power_capped()
-            result = rule.add(d / batch, d)
+            if result is None:
+                result = rule.add(d / batch, d)
             i += 1
-            done = DIST.decide(result is not None)  # torchrun: every rank stops with rank 0
-        torch.cuda.synchronize()  # the window queued ahead is not measured
+            if DIST.active:  # every rank stops with rank 0, told while the GPU has work queued
+                stop = DIST.decide_later(result is not None)
+            elif result is not None:
+                break
+        torch.cuda.synchronize()  # the windows queued ahead are not measured
     finally:
         samples = sampler.stop() if sampler else []
     if result is None:  # a torchrun rank that followed rank 0: rank 0 reports
@@ -706,9 +726,13 @@ def run_cases(torch, specs, args, context):
                 reps = [measure_steady(torch, fn, args.options, args.window_ms / 1e3, device_nvml,
                                        lambda t: counters(spec, t))
                         for _ in range(args.repetitions)]
-            mem = DIST.max(torch.cuda.max_memory_allocated(dev))  # torchrun: the most any GPU took
+            mem = (DIST.max(torch.cuda.max_memory_allocated(dev))  # torchrun: the most any GPU took
+                   if spec.family != "NCCL" else None)  # xfbench reports none for collectives
             if not DIST.root:
                 continue
+            case_label = getattr(fn, "case_label", "")  # what the builder says of the case
+            for r in reps:
+                r.label = "; ".join(x for x in (case_label, r.label) if x)
             entries += gb_entries(spec, reps, fi, ii, mem)
             print(summary_line(spec, reps), flush=True)
         except Exception as e:  # one failed case must not stop the run (as SkipWithError)
@@ -756,8 +780,17 @@ def parse_args(argv=None):
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0; torchrun: "
                    "LOCAL_RANK)")
     p.add_argument("--gpus", type=int, default=DIST.world if DIST.active else 0,
-                   help="TrainStep: add the multi-GPU dp and zero2 cases for this many GPUs "
-                        "(default: torchrun's WORLD_SIZE, else none); run them under torchrun")
+                   help="TrainStep: add the multi-GPU dp and zero2 cases for this many GPUs; "
+                        "NCCL: the collectives over this many ranks (default: torchrun's "
+                        "WORLD_SIZE, else none); run them under torchrun")
+    p.add_argument("--nccl-sizes", default=nccl.DEFAULT_SIZES_TEXT,
+                   help=f"NCCL sizes as xfbench's, e.g. 8B,64KiB,1GiB (default "
+                        f"{nccl.DEFAULT_SIZES_TEXT})")
+    p.add_argument("--nccl-ops", default=",".join(nccl.OPS),
+                   help=f"NCCL ops (default all: {','.join(nccl.OPS)})")
+    p.add_argument("--nccl-dtypes", default=",".join(nccl.DEFAULT_DTYPES),
+                   help=f"NCCL dtypes, of {','.join(nccl.DTYPES)} (default "
+                        f"{','.join(nccl.DEFAULT_DTYPES)})")
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
     p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
@@ -788,6 +821,12 @@ def parse_args(argv=None):
         p.error("--min-warmup and --capped-warmup must be >= 0")
     if args.gpus < 0:
         p.error("--gpus must be >= 0")
+    try:
+        args.nccl_size_list = nccl.parse_sizes(args.nccl_sizes)
+        args.nccl_op_list = nccl.parse_list(args.nccl_ops, nccl.OPS, "--nccl-ops")
+        args.nccl_dtype_list = nccl.parse_list(args.nccl_dtypes, tuple(nccl.DTYPES), "--nccl-dtypes")
+    except ValueError as e:
+        p.error(str(e))
     if DIST.active:
         if args.gpus != DIST.world:
             p.error(f"--gpus {args.gpus} under torchrun with {DIST.world} ranks")
@@ -814,15 +853,23 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
-                                 args.gpt2_model_list, args.gpus), args.filter)
+                                 args.gpt2_model_list, args.gpus, args.nccl_op_list,
+                                 args.nccl_dtype_list, args.nccl_size_list), args.filter)
     if DIST.active:  # each torchrun rank runs the multi-GPU cases only
         specs = [s for s in specs if s.kw.get("gpus") == DIST.world]
     if args.list:
         for s in specs:
             print(s.gb_name)
         return 0
+    torchrun = ("NCCL cases run under torchrun, one process per GPU: torchrun --nproc-per-node=N "
+                "reports/peer_torch.py --families NCCL")
+    if not DIST.active and any(s.family == "NCCL" for s in specs):
+        print(torchrun, file=sys.stderr)
+        return 2
     if not specs:
-        print("no case matches --families/--filter", file=sys.stderr)
+        print("no case matches --families/--filter" +
+              (f"; {torchrun}" if "NCCL" in args.family_list and not DIST.active else ""),
+              file=sys.stderr)
         return 2
     try:
         import torch
@@ -837,6 +884,9 @@ def main(argv=None):
     DIST.start(torch)
     context = base_context(args.mode, args.options, args.window_ms / 1e3)
     context.update(torch_context(torch, args.device))
+    if DIST.active:  # what NCCL read (NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, ...)
+        context["nccl_env"] = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                                       if k.startswith("NCCL_"))
     out_dir = os.path.dirname(os.path.abspath(args.out))
     os.makedirs(out_dir, exist_ok=True)
     try:

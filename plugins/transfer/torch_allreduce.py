@@ -1,41 +1,45 @@
 #!/usr/bin/env python3
-"""PyTorch peer for the NCCL and P2P families on one node: `torch.distributed.all_reduce` (nccl
-backend, one process per GPU, spawned here) and, with --p2p, `copy_` between GPU 0 and GPU 1.
+"""PyTorch peer of NCCL all-reduce on one node, the old command line kept: runs the NCCL family of
+reports/peer_torch.py (reports/peer_nccl.py: xfbench's names, the steady protocol, checked
+results) under torchrun over N GPUs, and with --p2p adds `copy_` between GPU 0 and GPU 1:
 
-Writes Google Benchmark JSON with xfbench's names, so `python3 -m reports compare` lines it up:
-    NCCL/allreduce/fp32/gpus:N/bytes:B   counters algbw, busbw (GB/s; busbw = algbw * 2(n-1)/n)
-    P2P/<uni|bi>/peer/ce/src:0/dst:1/bytes:B   counter GB/s (bi counts both directions)
-Timing: warm-up, then CUDA events around back-to-back calls on rank 0 (all ranks run the same
-calls), several repetitions; each repetition is one entry, reports take the median.
+    NCCL/allreduce/fp32/gpus:N/bytes:B          algbw, busbw (2(n-1)/n), wrong
+    P2P/<uni|bi>/peer/ce/src:0/dst:1/bytes:1073741824   GB/s (bi counts both directions)
 
     python3 plugins/transfer/torch_allreduce.py --out torch_nccl.json [--sizes 1GiB,4GiB] [--p2p]
+is the same as
+    torchrun --standalone --nproc-per-node=N reports/peer_torch.py --families NCCL \\
+        --nccl-ops allreduce --nccl-sizes 1GiB,4GiB --out torch_nccl.json
+(the other collectives: --nccl-ops there). The P2P copies keep this script's own timing: a warm-up,
+then CUDA events around ten back-to-back copies per repetition; reports take the median.
 """
 
 import argparse
+import importlib.util
 import json
 import os
-import socket
 import statistics
+import subprocess
 import sys
 
-UNITS = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20, "G": 1 << 30,
-         "GIB": 1 << 30}
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PEER = os.path.join(ROOT, "reports", "peer_torch.py")
+P2P_BYTES = 1 << 30
 
 
-def parse_size(text):
-    digits = "".join(ch for ch in text if ch.isdigit())
-    unit = text[len(digits):].upper()
-    if not digits or unit not in UNITS or text[:len(digits)] != digits:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a size (e.g. 64MiB, 1GiB)")
-    return int(digits) * UNITS[unit]
+def _peer_nccl():
+    """reports/peer_nccl.py by path (standard library only): the size syntax of the NCCL family."""
+    spec = importlib.util.spec_from_file_location("xfbench_peer_nccl",
+                                                  os.path.join(ROOT, "reports", "peer_nccl.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def entry(name, seconds, reps, index, counters):
-    e = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
-         "repetitions": reps, "repetition_index": index, "threads": 1, "iterations": 1,
-         "real_time": seconds * 1e6, "cpu_time": seconds * 1e6, "time_unit": "us"}
-    e.update(counters)
-    return e
+def torchrun_command(gpus, sizes, repetitions, out, python=sys.executable):
+    return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}", PEER,
+            "--families", "NCCL", "--nccl-ops", "allreduce", "--nccl-sizes", sizes,
+            "--repetitions", str(repetitions), "--out", out]
 
 
 def time_calls(torch, fn, iters, reps, warmup=5):
@@ -54,56 +58,10 @@ def time_calls(torch, fn, iters, reps, warmup=5):
     return out
 
 
-def iterations_for(nbytes):
-    return max(5, min(200, int(2e9 / max(nbytes, 1))))
-
-
-def allreduce_worker(rank, world, port, sizes, reps, queue):
-    import torch
-    import torch.distributed as dist
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=world, device_id=torch.device("cuda", rank))
-    results = []
-    for nbytes in sizes:
-        x = torch.zeros(nbytes // 4, dtype=torch.float32, device="cuda")  # sums stay finite
-        samples = time_calls(torch, lambda: dist.all_reduce(x), iterations_for(nbytes), reps)
-        dist.barrier()
-        y = torch.full((1024,), float(rank + 1), device="cuda")  # a check that NCCL sums right
-        dist.all_reduce(y)
-        ok = bool((y == world * (world + 1) / 2).all())
-        results.append((nbytes, samples, ok))
-        del x
-        torch.cuda.empty_cache()
-    if rank == 0:
-        queue.put(results)
-    dist.destroy_process_group()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run_allreduce(torch, world, sizes, reps):
-    import torch.multiprocessing as mp
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    mp.spawn(allreduce_worker, args=(world, free_port(), sizes, reps, queue), nprocs=world,
-             join=True)
-    entries = []
-    factor = 2 * (world - 1) / world
-    for nbytes, samples, ok in queue.get():
-        name = f"NCCL/allreduce/fp32/gpus:{world}/bytes:{nbytes}"
-        for i, t in enumerate(samples):
-            algbw = nbytes / t / 1e9
-            entries.append(entry(name, t, len(samples), i, {"algbw": algbw, "busbw": algbw * factor,
-                                                            "wrong": 0 if ok else 1}))
-        med = statistics.median(samples)
-        print(f"{name:<52} {med * 1e3:9.3f} ms  algbw={nbytes / med / 1e9:7.1f}  "
-              f"busbw={nbytes / med / 1e9 * factor:7.1f} GB/s  {'ok' if ok else 'WRONG'}", flush=True)
-    return entries
+def p2p_entry(name, seconds, reps, index, gbs):
+    return {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
+            "repetitions": reps, "repetition_index": index, "threads": 1, "iterations": 1,
+            "real_time": seconds * 1e6, "cpu_time": seconds * 1e6, "time_unit": "us", "GB/s": gbs}
 
 
 def run_p2p(torch, nbytes, reps):
@@ -135,42 +93,67 @@ def run_p2p(torch, nbytes, reps):
             samples = time_calls(torch, fn, 10, reps)
         ok = torch.equal(b1.cpu(), a0.cpu()) and (mode == "uni" or torch.equal(b0.cpu(), a1.cpu()))
         name = f"P2P/{mode}/peer/ce/src:0/dst:1/bytes:{nbytes}"
+        if not ok:  # a wrong copy is an error, never a number
+            entries.append({"name": name + "/manual_time", "run_name": name + "/manual_time",
+                            "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
+                            "threads": 1, "iterations": 0, "real_time": 0.0, "cpu_time": 0.0,
+                            "time_unit": "us", "error_occurred": True,
+                            "error_message": "ValidationError: the copy differs from its source"})
+            print(f"{name:<52} ERROR the copy differs from its source", file=sys.stderr, flush=True)
+            continue
         for i, t in enumerate(samples):
-            entries.append(entry(name, t, len(samples), i, {"GB/s": mult * nbytes / t / 1e9}))
+            entries.append(p2p_entry(name, t, len(samples), i, mult * nbytes / t / 1e9))
         med = statistics.median(samples)
-        print(f"{name:<52} {med * 1e3:9.3f} ms  GB/s={mult * nbytes / med / 1e9:7.1f}  "
-              f"{'ok' if ok else 'WRONG'}", flush=True)
+        print(f"{name:<52} {med * 1e3:9.3f} ms  GB/s={mult * nbytes / med / 1e9:7.1f}", flush=True)
     return entries
 
 
-def main():
+def add_to_json(path, entries):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["benchmarks"] += entries
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+
+
+def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="torch_nccl.json")
     p.add_argument("--sizes", default="1GiB,4GiB", help="all_reduce sizes (default 1GiB,4GiB)")
     p.add_argument("--gpus", type=int, default=0, help="ranks (default: all visible GPUs)")
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--p2p", action="store_true", help="also time copy_ between GPU 0 and 1 (1 GiB)")
-    args = p.parse_args()
-    sizes = [parse_size(s) for s in args.sizes.split(",") if s]
-    import torch
+    args = p.parse_args(argv)
+    try:
+        _peer_nccl().parse_sizes(args.sizes, "--sizes")
+    except ValueError as e:
+        p.error(str(e))
+    if args.gpus < 0 or args.repetitions < 1:
+        p.error("--gpus must be >= 0 and --repetitions >= 1")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch is not installed: {e}", file=sys.stderr)
+        return 2
     world = args.gpus or torch.cuda.device_count()
     if world < 2:
         print(f"needs two GPUs, {torch.cuda.device_count()} visible", file=sys.stderr)
         return 2
-    entries = run_allreduce(torch, world, sizes, args.repetitions)
+    rc = subprocess.run(torchrun_command(world, args.sizes, args.repetitions, args.out)).returncode
+    if rc not in (0, 1):  # 1: some cases failed, their entries are in the JSON
+        return rc
     if args.p2p:
-        entries += run_p2p(torch, 1 << 30, args.repetitions)
-    p0 = torch.cuda.get_device_properties(0)
-    context = {"xfbench_runner": "pytorch", "torch_version": torch.__version__,
-               "gpu_name": p0.name, "nccl_version": ".".join(map(str, torch.cuda.nccl.version())),
-               "executable": " ".join([sys.executable] + sys.argv), "host_name": socket.gethostname(),
-               "nccl_env": " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
-                                    if k.startswith("NCCL_"))}
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"context": context, "benchmarks": entries}, f, indent=2)
-        f.write("\n")
+        entries = run_p2p(torch, P2P_BYTES, args.repetitions)
+        add_to_json(args.out, entries)
+        rc = rc or int(any(e.get("error_occurred") for e in entries))
     print(f"wrote {args.out}")
-    return 0
+    return rc
 
 
 if __name__ == "__main__":
