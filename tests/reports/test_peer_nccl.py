@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from reports import loader
+from test_peer_torch import FakeGpu, FakeTorch  # a GPU clock advanced by each launch
 
 SCRIPT = os.path.join(ROOT, "reports", "peer_torch.py")
 WRAPPER = os.path.join(ROOT, "plugins", "transfer", "torch_allreduce.py")
@@ -374,33 +375,6 @@ def test_buffers_too_large_for_one_gpu_skip_the_case_on_all_ranks():
 
 # ---- timing under torchrun: rank 0 decides, the GPU is never left idle ------------------------
 
-class FakeGpu:
-    """As test_peer_torch.py's: launches advance a GPU clock; host waits advance the host clock."""
-
-    def __init__(self, launch_seconds):
-        self.launch_seconds, self.clock, self.host, self.calls, self.log = launch_seconds, 0.0, 0.0, 0, []
-
-    def fn(self):
-        self.calls += 1
-        self.clock += self.launch_seconds
-
-
-class FakeEvent:
-    def __init__(self, gpu):
-        self.gpu, self.t = gpu, None
-
-    def record(self):
-        self.t = self.gpu.clock
-        self.gpu.log.append("record")
-
-    def synchronize(self):
-        self.gpu.log.append("wait")
-        self.gpu.host += 2.0 ** -7
-
-    def elapsed_time(self, end):
-        return (end.t - self.t) * 1e3
-
-
 class FakeDist:
     """An active Dist: rank 0 passes its own flags on; another rank gets `root_stops_at`'s."""
 
@@ -423,11 +397,9 @@ class FakeDist:
 
 
 def measure(gpu, dist, monkeypatch):
-    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda enable_timing=True: FakeEvent(gpu),
-                                                             synchronize=lambda: None))
     monkeypatch.setattr(peer, "DIST", dist)
     monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
-    return peer.measure_steady(torch, gpu.fn, peer.steady_state.Options(), 0.01, None,
+    return peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, None,
                                lambda t: {"busbw": 1.0 / t})
 
 
