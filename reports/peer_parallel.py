@@ -75,14 +75,24 @@ class Dist:
         return int(self._broadcast(int(count), self.torch.int64)) if self.torch else count
 
     def decide_later(self, flag):
-        """decide() in two steps: the broadcast is queued now, behind the GPU work queued before
-        it (no host copy, so no wait), and the function returned reads it, waiting for that work:
-        the host queues more work first and the GPU never idles while the decision travels."""
+        """decide() in two steps: the broadcast and its copy to the host are queued now, behind
+        the GPU work queued before them, and the function returned waits for them alone (an
+        event, not the stream), so the host can queue more work first and the GPU never idles
+        while the decision travels."""
         if self.torch is None:
             return lambda: flag
-        t = self.torch.full((1,), int(flag), dtype=self.torch.int64, device="cuda")
-        self.torch.distributed.broadcast(t, 0)
-        return lambda: bool(t.item())
+        torch = self.torch
+        t = torch.full((1,), int(flag), dtype=torch.int64, device="cuda")  # no host copy, no wait
+        torch.distributed.broadcast(t, 0)
+        host = torch.empty(1, dtype=torch.int64, pin_memory=True)
+        host.copy_(t, non_blocking=True)
+        arrived = torch.cuda.Event()
+        arrived.record()
+
+        def read():
+            arrived.synchronize()
+            return bool(host.item())
+        return read
 
     def max(self, value):
         if self.torch is None:

@@ -587,7 +587,8 @@ def measure_hot(torch, fn, repetitions, min_time, warmup):
     """--mode hot: a fixed warm-up, then per repetition back-to-back calls for about min_time."""
     t_end = time.perf_counter() + warmup
     n = 0
-    while n < 3 or time.perf_counter() < t_end:  # first calls: handles, autotuning, allocator
+    # first calls: handles, autotuning, allocator; torchrun: as many as rank 0 makes
+    while DIST.decide(n < 3 or time.perf_counter() < t_end):
         fn()
         torch.cuda.synchronize()
         n += 1

@@ -6,6 +6,7 @@ rank), rank 0's stop decisions under torchrun, and the CLIs."""
 
 from reports_helpers import ROOT, run_cli  # first: puts the repository root on sys.path
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -421,6 +422,17 @@ def test_other_ranks_follow_rank_0_and_issue_the_same_launches(monkeypatch):
     gpu = FakeGpu(2.0 ** -10)
     assert measure(gpu, FakeDist(gpu, root_stops_at=10), monkeypatch) is None  # rank 0 reports
     assert gpu.calls == 4 + 12 * 10  # windows 1..10, then the two queued while it was decided
+
+
+def test_hot_mode_ranks_warm_up_as_long_as_rank_0(monkeypatch):
+    gpu = FakeGpu(2.0 ** -10)
+    root_says = iter([True] * 5 + [False])  # rank 0 warmed up 5 calls; this rank would stop at 3
+    monkeypatch.setattr(peer, "DIST", types.SimpleNamespace(decide=lambda flag: next(root_says),
+                                                            share=lambda count: 7))
+    clock = itertools.count(0, 0.25)
+    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    reps = peer.measure_hot(FakeTorch(gpu), gpu.fn, 2, 0.1, 0.2)
+    assert gpu.calls == 5 + 1 + 2 * 7 and [r.iterations for r in reps] == [7, 7]
 
 
 # ---- the CLIs without torch -------------------------------------------------------------------
