@@ -202,7 +202,8 @@ def count_wrong(torch, op, recv, r, n, chunk):
     return wrong
 
 
-def _sum_over_ranks(torch, value, dev, op="SUM"):
+def _over_ranks(torch, value, dev, op="SUM"):
+    """The sum (or max) of `value` over all ranks, on every rank."""
     t = torch.tensor([float(value)], dtype=torch.float64, device=dev)
     torch.distributed.all_reduce(t, op=getattr(torch.distributed.ReduceOp, op))
     return t.item()
@@ -240,7 +241,7 @@ def build(torch, kw, dev, rank):
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[kw["dtype"]]
     counts = [shape.send_count] + ([] if op in _INPLACE else [shape.recv_count])
     need = sum(counts) * DTYPES[kw["dtype"]]
-    if _sum_over_ranks(torch, need > FREE_FRACTION * torch.cuda.mem_get_info(dev)[0], dev, "MAX"):
+    if _over_ranks(torch, need > FREE_FRACTION * torch.cuda.mem_get_info(dev)[0], dev, "MAX"):
         raise Unsupported(f"buffers of {format_size(need)} do not fit in a GPU's free memory")
     send = torch.empty(shape.send_count, dtype=dtype, device=dev)
     recv = send if op in _INPLACE else torch.full((shape.recv_count,), math.nan, dtype=dtype,
@@ -249,7 +250,7 @@ def build(torch, kw, dev, rank):
     fn = _call(torch, op, send, recv, rank, n)
     fn()
     torch.cuda.synchronize(dev)
-    wrong = int(_sum_over_ranks(torch, count_wrong(torch, op, recv, rank, n, shape.chunk), dev))
+    wrong = int(_over_ranks(torch, count_wrong(torch, op, recv, rank, n, shape.chunk), dev))
     if wrong:
         raise ValidationError(f"{wrong} wrong elements (of {shape.recv_count} per rank)")
     if op in ("allreduce", "reduce"):
