@@ -8,6 +8,7 @@
 #               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
 #   transfer    P2P uni/bi, peer/nopeer, latency for every ordered pair, and NCCL all-reduce,
 #               all-gather, reduce-scatter, all-to-all fp32 8 B..4 GiB on all GPUs
+#   transfer-peer  torch.distributed on the same NCCL cases (reports/peer_torch.py under torchrun)
 #   train       TrainStep BERT-large s128 b64 and gpt2-large s1024 b4: the one-GPU case, then dp,
 #               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions)
 #   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
@@ -43,6 +44,10 @@ transfer)
     --xfbench_gpus="$all" --xfbench_nccl_dtypes=fp32 \
     --xfbench_nccl_sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB \
     --benchmark_out="$out/transfer_nccl.json" --benchmark_out_format=json ;;
+transfer-peer)
+  timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py --families NCCL \
+    --nccl-ops allreduce,allgather,reducescatter,alltoall --repetitions 1 \
+    --nccl-sizes 8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB --out "$out/transfer_torch_nccl.json" ;;
 train)
   timeout 580 "$bin/xfbench" --xfbench_gpus="$all" --benchmark_repetitions=3 \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:on)?/iterations" \
@@ -70,6 +75,6 @@ mpi)
     "$bin/xfbench" --benchmark_filter="^(NCCL/allreduce/fp32/gpus:$gpus/bytes:(1048576|1073741824)|TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused/dp/gpus:$gpus/p2p:on)/" \
     --benchmark_out="$out/mpi.json" --benchmark_out_format=json ;;
 *)
-  echo "unknown part '$part': tests, transfer, train, train-off, scaling, peer or mpi" >&2
+  echo "unknown part '$part': tests, transfer, transfer-peer, train, train-off, scaling, peer or mpi" >&2
   exit 2 ;;
 esac
