@@ -2,7 +2,11 @@
 # The multi-GPU runs of issues #20 (two GPUs) and #19 (four and eight), one part per device call
 # (each part fits the 10-minute limit on 2x H200; split `scaling` by GPU count on 8):
 #
-#   sh reports/results/multi_gpu.sh <part> <out dir> <build dir with bin/, lib/> [N]
+#   sh reports/results/multi_gpu.sh <part> <out dir> <build dir with bin/, lib/> [N] [counts]
+#
+# Times on 2x H200 (2026-11-27, reports/results/h200x2/train_step/README.cmd): tests ~20 s;
+# train 414 s (8 cases x 3 repetitions, validated); train-off > 200 s validated, 86 s with
+# --xfbench_validate=false; peer 181 s. The device tool brings back at most 8 files per call.
 #
 #   tests       the multi-GPU tests (test_parallel, test_tensor_parallel, test_transfer,
 #               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
@@ -12,7 +16,9 @@
 #   train       TrainStep BERT-large s128 b64 and gpt2-large s1024 b4: the one-GPU case, then dp,
 #               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions)
 #   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
-#   scaling     dp and zero2 on 1, 2, 4, ... N GPUs (N: the 4th argument, default all visible)
+#   scaling     dp and zero2 on 1, 2, 4, ... N GPUs (N: the 4th argument, default all visible;
+#               a 5th argument picks the counts, e.g. "1 2" then "4": one xfbench run of ~3 minutes
+#               each, validation included, so a call of 10 minutes holds about three)
 #   peer        torchrun DDP / FSDP (ZeRO-2) on the same TrainStep names, P2P on and off
 #   mpi         the MPI build (cmake --preset mpi, sm_90; its folder as the build dir) under mpirun,
 #               one rank per GPU: NCCL all-reduce 1 MiB / 1 GiB and TrainStep BERT-large dp
@@ -57,13 +63,16 @@ train-off)
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:off)?/iterations" \
     --benchmark_out="$out/train_off.json" --benchmark_out_format=json ;;
 scaling)
-  n=1
-  while [ "$n" -le "$gpus" ]; do
+  counts=${5:-}
+  if [ -z "$counts" ]; then
+    n=1
+    while [ "$n" -le "$gpus" ]; do counts="$counts $n"; n=$((n * 2)); done
+  fi
+  for n in $counts; do
     timeout 280 "$bin/xfbench" --xfbench_gpus="$(seq -s, 0 $((n - 1)))" \
       --xfbench_train_parallel=dp,zero2 \
       --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2)/gpus:$n/p2p:on)?/iterations" \
       --benchmark_out="$out/scaling_gpus$n.json" --benchmark_out_format=json
-    n=$((n * 2))
   done ;;
 peer)
   timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py --families TrainStep \
