@@ -249,14 +249,7 @@ AdamWPlan::AdamWPlan(std::vector<ParamSegment> segments) : segments_(std::move(s
   }
   if (pieces.size() > 0x7fffffff) XF_THROW(InvalidArgument, "AdamWPlan: too many parameters");
   num_pieces_ = int(pieces.size());
-  if (pieces.empty()) return;
-  XF_CUDA_CHECK(cudaMalloc(&pieces_, sizeof(Piece) * pieces.size()));
-  const cudaError_t copied =
-      cudaMemcpy(pieces_, pieces.data(), sizeof(Piece) * pieces.size(), cudaMemcpyHostToDevice);
-  if (copied != cudaSuccess) {
-    cudaFree(pieces_);
-    XF_CUDA_CHECK(copied);
-  }
+  pieces_ = detail::upload_table(pieces);
 }
 
 AdamWPlan::~AdamWPlan() {

@@ -1,7 +1,9 @@
 // Global gradient norm, clipping and loss scaling (see grad_norm.hpp). Pass 1: kNormBlocks blocks
 // (a fixed number, so the sums are the same on any GPU) each add the squares of a fixed slice of
 // the packs; pass 2: one block adds the partials in order, and its thread 0 updates TrainScalars.
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kernels/detail/pack.cuh"
 #include "kernels/grad_norm.hpp"
@@ -27,9 +29,29 @@ __device__ __forceinline__ float block_sum(float v) {
   return s;
 }
 
-template <class T>
+// Where shard element e lies in the gradient buffer: at e (a contiguous shard) ...
+struct Contiguous {
+  __device__ std::size_t operator()(std::size_t e) const { return e; }
+};
+// ... or in the pieces of a GradPieces table, walked forward (a thread's elements only increase).
+struct DevicePiece {
+  std::uint64_t offset, count;
+};
+struct InPieces {
+  const DevicePiece* pieces;
+  int k = 0;
+  std::size_t first = 0;  // the shard element piece k starts at
+  __device__ std::size_t operator()(std::size_t e) {
+    while (e >= first + pieces[k].count) first += pieces[k++].count;
+    return pieces[k].offset + (e - first);
+  }
+};
+
+// Pass 1 over a shard of n elements: block b adds the squares of its fixed slice of the packs, in
+// the same order wherever the shard lies (pieces are whole packs).
+template <class T, class Where>
 __global__ __launch_bounds__(kNormThreads) void sum_squares_kernel(float* partials, const T* g,
-                                                                   std::size_t n) {
+                                                                   std::size_t n, Where where) {
   constexpr int P = kPack<T>;
   const std::size_t packs = n / P;
   const std::size_t begin = packs * blockIdx.x / kNormBlocks;
@@ -38,13 +60,13 @@ __global__ __launch_bounds__(kNormThreads) void sum_squares_kernel(float* partia
 #pragma unroll 4
   for (std::size_t i = begin + threadIdx.x; i < end; i += kNormThreads) {
     float f[P];
-    detail::load_pack(f, g + i * P);
+    detail::load_pack(f, g + where(i * P));
 #pragma unroll
     for (int j = 0; j < P; ++j) s = fmaf(f[j], f[j], s);
   }
   if (blockIdx.x == kNormBlocks - 1 && threadIdx.x == 0)  // the elements past the last pack
     for (std::size_t i = packs * P; i < n; ++i) {
-      const float x = detail::to_float(g[i]);
+      const float x = detail::to_float(g[where(i)]);
       s = fmaf(x, x, s);
     }
   s = block_sum<kNormThreads>(s);
@@ -115,7 +137,42 @@ void grad_norm_partials(float* scratch, const T* grads, std::size_t n, cudaStrea
   if (!scratch || (n > 0 && !grads))
     XF_THROW(InvalidArgument, "grad_norm_partials: scratch and grads must be set");
   detail::require_aligned(grads, "grad_norm_partials: grads");
-  sum_squares_kernel<T><<<kNormBlocks, kNormThreads, 0, stream>>>(scratch, grads, n);
+  sum_squares_kernel<T><<<kNormBlocks, kNormThreads, 0, stream>>>(scratch, grads, n, Contiguous{});
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+GradPieces::GradPieces(const std::vector<Piece>& pieces) {
+  std::vector<DevicePiece> table;
+  for (const Piece& p : pieces) {
+    if (p.offset % 8 || p.count % 8)
+      XF_THROW(InvalidArgument, "GradPieces: piece at " + std::to_string(p.offset) + " of " +
+                                    std::to_string(p.count) + " elements is not 8-aligned");
+    table.push_back({p.offset, p.count});
+    elements_ += p.count;
+  }
+  table_ = detail::upload_table(table);
+}
+GradPieces::~GradPieces() {
+  if (table_) cudaFree(table_);
+}
+GradPieces::GradPieces(GradPieces&& o) noexcept : elements_(o.elements_), table_(o.table_) {
+  o.elements_ = 0, o.table_ = nullptr;
+}
+GradPieces& GradPieces::operator=(GradPieces&& o) noexcept {
+  std::swap(elements_, o.elements_);
+  std::swap(table_, o.table_);
+  return *this;
+}
+
+template <class T>
+void grad_norm_partials(float* scratch, const T* grads, const GradPieces& pieces,
+                        cudaStream_t stream) {
+  if (!scratch || (pieces.elements() > 0 && !grads))
+    XF_THROW(InvalidArgument, "grad_norm_partials: scratch and grads must be set");
+  detail::require_aligned(grads, "grad_norm_partials: grads");
+  const InPieces where{static_cast<const DevicePiece*>(pieces.table())};
+  sum_squares_kernel<T>
+      <<<kNormBlocks, kNormThreads, 0, stream>>>(scratch, grads, pieces.elements(), where);
   XF_CUDA_CHECK_LAUNCH();
 }
 
@@ -152,7 +209,8 @@ void grad_accumulate(T* acc, const T* g, std::size_t n, cudaStream_t stream) {
   template void grad_norm_clip<T>(TrainScalars*, float*, const T*, std::size_t, float, \
                                   const LossScaling&, cudaStream_t);                   \
   template void grad_accumulate<T>(T*, const T*, std::size_t, cudaStream_t);           \
-  template void grad_norm_partials<T>(float*, const T*, std::size_t, cudaStream_t);
+  template void grad_norm_partials<T>(float*, const T*, std::size_t, cudaStream_t);    \
+  template void grad_norm_partials<T>(float*, const T*, const GradPieces&, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)

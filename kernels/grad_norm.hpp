@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace xfbench::kernels {
 
@@ -59,6 +60,36 @@ template <class T>
 void grad_norm_partials(float* scratch, const T* grads, std::size_t n, cudaStream_t stream);
 void grad_norm_finish(TrainScalars* scalars, const float* scratch, float max_norm,
                       const LossScaling& scaling, cudaStream_t stream);
+
+// A shard made of pieces of a flat gradient buffer, taken one after another (ZeRO-2 reduced in
+// place: a rank's chunk of every bucket): piece i is elements [offset, offset + count), offsets
+// and counts multiples of 8. Uploaded once at construction (synchronously: build it outside any
+// timed region). Owns device memory; movable, not copyable.
+class GradPieces {
+ public:
+  struct Piece {
+    std::size_t offset = 0, count = 0;
+  };
+  explicit GradPieces(const std::vector<Piece>& pieces);  // InvalidArgument: not 8-aligned
+  ~GradPieces();
+  GradPieces(GradPieces&& other) noexcept;
+  GradPieces& operator=(GradPieces&& other) noexcept;
+  GradPieces(const GradPieces&) = delete;
+  GradPieces& operator=(const GradPieces&) = delete;
+
+  std::size_t elements() const { return elements_; }  // of the shard: the counts' sum
+  const void* table() const { return table_; }        // device array (grad_norm.cu)
+
+ private:
+  std::size_t elements_ = 0;
+  void* table_ = nullptr;
+};
+
+// grad_norm_partials over the shard `pieces` make of `grads`: the same bits as grad_norm_partials
+// over a contiguous copy of that shard (the same blocks add the same elements in the same order).
+template <class T>
+void grad_norm_partials(float* scratch, const T* grads, const GradPieces& pieces,
+                        cudaStream_t stream);
 
 // acc += g over n elements (gradient accumulation when the backward overwrites its gradients;
 // n % 8 == 0, pointers 16-byte aligned). T = __half, __nv_bfloat16 or float.

@@ -219,9 +219,9 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   l.plan.parts.push_back({"parameters", P * e});
   l.plan.parts.push_back({"gradients", P * e});
   if (c.accum > 1) l.plan.parts.push_back({"gradient accumulation", P * e});
-  // ZeRO-2: AdamW's state and the reduced gradients and updated weights of one shard.
+  // ZeRO-2: AdamW's state of one shard (its gradients and weights are reduced and gathered in
+  // place, in the flat buffers).
   const std::size_t S = c.shard_optimizer ? P / std::size_t(c.ranks) : P;
-  if (c.shard_optimizer) l.plan.parts.push_back({"gradient and weight shards", 2 * S * e});
   // tf32/fp32: the weights are the master copy (LanguageModel::Impl::weights_are_master).
   if (e == 4)
     l.plan.parts.push_back({"AdamW moments", 2 * S * 4});

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xfbench/error.hpp"
 
@@ -144,6 +145,21 @@ namespace xfbench::kernels::detail {
 inline void require_aligned(const void* p, const char* name) {
   if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
     XF_THROW(InvalidArgument, std::string(name) + " must be 16-byte aligned");
+}
+// A device copy of a host table (a launcher's work list), uploaded synchronously; null when empty.
+// The caller owns it (cudaFree).
+template <class T>
+void* upload_table(const std::vector<T>& table) {
+  if (table.empty()) return nullptr;
+  void* d = nullptr;
+  XF_CUDA_CHECK(cudaMalloc(&d, sizeof(T) * table.size()));
+  const cudaError_t copied =
+      cudaMemcpy(d, table.data(), sizeof(T) * table.size(), cudaMemcpyHostToDevice);
+  if (copied != cudaSuccess) {
+    cudaFree(d);
+    XF_CUDA_CHECK(copied);
+  }
+  return d;
 }
 inline void require_row_shape(long long N, long long C, long long max_c, const char* what) {
   if (N < 0 || C <= 0 || C % kVec != 0 || C > max_c)

@@ -51,19 +51,41 @@ BucketPlan plan_buckets(const std::vector<std::size_t>& ready_offsets, std::size
   return plan;
 }
 
-std::vector<kernels::ParamSegment> BucketPlan::shard_segments(
-    const std::vector<kernels::ParamSegment>& params, int rank) const {
+namespace {
+
+void check_rank(int rank, int ranks) {
   if (rank < 0 || rank >= ranks)
     XF_THROW(InvalidArgument,
              "bucket plan: rank " + std::to_string(rank) + " of " + std::to_string(ranks));
-  std::vector<kernels::ParamSegment> out;
-  for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) {
-    const std::size_t lo = b->begin + std::size_t(rank) * b->chunk, hi = lo + b->chunk;
+}
+
+}  // namespace
+
+std::size_t BucketPlan::chunk_begin(const Bucket& b, int rank) const {
+  check_rank(rank, ranks);
+  return b.begin + std::size_t(rank) * b.chunk;
+}
+
+std::vector<std::vector<kernels::ParamSegment>> BucketPlan::chunk_segments(
+    const std::vector<kernels::ParamSegment>& params, int rank) const {
+  check_rank(rank, ranks);
+  std::vector<std::vector<kernels::ParamSegment>> out;
+  for (const Bucket& b : buckets) {
+    const std::size_t lo = chunk_begin(b, rank), hi = lo + b.chunk;
+    std::vector<kernels::ParamSegment>& mine = out.emplace_back();
     for (const kernels::ParamSegment& p : params) {
       const std::size_t first = std::max(p.offset, lo), last = std::min(p.offset + p.count, hi);
-      if (first < last) out.push_back({b->shard_offset + (first - lo), last - first, p.decay});
+      if (first < last) mine.push_back({first - lo, last - first, p.decay});
     }
   }
+  return out;
+}
+
+std::vector<kernels::GradPieces::Piece> BucketPlan::shard_pieces(int rank) const {
+  check_rank(rank, ranks);
+  std::vector<kernels::GradPieces::Piece> out;
+  for (auto b = buckets.rbegin(); b != buckets.rend(); ++b)  // shard_offset order
+    out.push_back({chunk_begin(*b, rank), b->chunk});
   return out;
 }
 

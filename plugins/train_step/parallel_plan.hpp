@@ -6,7 +6,8 @@
 //   flat buffer   | embeddings | layer 0 | layer 1 | ... | layer L-1 | head |
 //   buckets       ready last <-----------------------------------  ready first
 //   ZeRO-2        bucket [begin, end) of `ranks` chunks: rank r owns
-//                 [begin + r·chunk, begin + (r+1)·chunk), kept at shard_offset of its shard
+//                 [begin + r·chunk, begin + (r+1)·chunk) of the flat buffers (reduce-scattered
+//                 and all-gathered in place), its AdamW state at shard_offset of its shard
 //                 buffers, which hold its chunks in the order of the flat buffer.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels/adamw.hpp"
+#include "kernels/grad_norm.hpp"
 
 namespace xfbench::train {
 
@@ -30,10 +32,14 @@ struct BucketPlan {
   std::size_t shard_elements = 0;  // elements / ranks
   std::vector<Bucket> buckets;     // in the order they become ready (from the end of the buffer)
 
-  // ZeRO-2: the parameter segments (offsets into the flat buffers) cut to rank `rank`'s chunks,
-  // with offsets into its shard buffers: the AdamW plan of its shard.
-  std::vector<kernels::ParamSegment> shard_segments(
+  // ZeRO-2: where rank `rank`'s chunk of bucket b starts in the flat buffers.
+  std::size_t chunk_begin(const Bucket& b, int rank) const;
+  // The parameter segments (offsets into the flat buffers) cut to rank `rank`'s chunk of each
+  // bucket (in the order of `buckets`), offsets from the chunk's start: the AdamW plan of each.
+  std::vector<std::vector<kernels::ParamSegment>> chunk_segments(
       const std::vector<kernels::ParamSegment>& params, int rank) const;
+  // Rank `rank`'s chunks as pieces of the flat buffers, in the order of its shard buffers.
+  std::vector<kernels::GradPieces::Piece> shard_pieces(int rank) const;
 };
 
 // Buckets over a flat buffer of `elements` whose gradients become final from

@@ -79,30 +79,35 @@ struct ParallelTrainer::Rank {
   cudaStream_t compute = nullptr, communicate = nullptr;
   cudaEvent_t start = nullptr, comm_done = nullptr, done = nullptr;
   std::vector<cudaEvent_t> ready;  // per bucket: its gradients are final
-  // zero2: reduced gradients and updated weights of the rank's chunks (storage type), fp32 master
-  // weights (unless the weights are fp32: then shard_weights is the master) and moments.
-  DeviceMemory shard_grads, shard_weights, shard_state;
-  std::unique_ptr<kernels::AdamWPlan> shard_plan;
+  // zero2: the rank's chunks are reduced, updated and gathered in place in the flat buffers;
+  // shard_state holds their fp32 master weights (unless the weights are fp32: then the chunks of
+  // the flat weights are the master) and moments, chunk after chunk (Bucket::shard_offset).
+  DeviceMemory shard_state;
+  std::unique_ptr<kernels::GradPieces> shard_pieces;  // the chunks, for the gradient norm
+  std::vector<kernels::AdamWPlan> chunk_plans;        // per bucket, offsets from its chunk
   ReduceTimes reduce_times;  // tp: the blocks' all-reduces (measure_overlap)
 
   ~Rank() {
     OnDevice on(device);
-    shard_plan.reset();
+    chunk_plans.clear();
+    shard_pieces.reset();
     model.reset();
     for (cudaEvent_t e : ready) cudaEventDestroy(e);
     for (cudaEvent_t e : {start, comm_done, done})
       if (e) cudaEventDestroy(e);
     for (cudaStream_t s : {compute, communicate})
       if (s) cudaStreamDestroy(s);
-    shard_grads = DeviceMemory(), shard_weights = DeviceMemory(), shard_state = DeviceMemory();
+    shard_state = DeviceMemory();
   }
   bool weights_are_master() const { return flat.element_bytes == 4; }
-  float* master(std::size_t shard) const {
-    return weights_are_master() ? static_cast<float*>(shard_weights.get())
-                                : static_cast<float*>(shard_state.get());
+  // zero2: the fp32 master weights of bucket b's chunk, and its first moment (the second at +S).
+  float* master(const BucketPlan& plan, const Bucket& b) const {
+    return weights_are_master() ? at<float>(flat.params, plan.chunk_begin(b, rank))
+                                : at<float>(shard_state.get(), b.shard_offset);
   }
-  float* moment1(std::size_t shard) const {
-    return static_cast<float*>(shard_state.get()) + (weights_are_master() ? 0 : shard);
+  float* moment1(const BucketPlan& plan, const Bucket& b) const {
+    return at<float>(shard_state.get(),
+                     (weights_are_master() ? 0 : plan.shard_elements) + b.shard_offset);
   }
 };
 
@@ -198,11 +203,10 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
     for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) r->ready.push_back(new_event(false));
     if (mode != Parallelism::zero2) continue;
     const std::size_t S = m.plan.shard_elements;
-    r->shard_grads = DeviceMemory(S * element_bytes);
-    r->shard_weights = DeviceMemory(S * element_bytes);
     r->shard_state = DeviceMemory((r->weights_are_master() ? 2 : 3) * S * sizeof(float));
-    r->shard_plan =
-        std::make_unique<kernels::AdamWPlan>(m.plan.shard_segments(r->flat.segments, r->rank));
+    r->shard_pieces = std::make_unique<kernels::GradPieces>(m.plan.shard_pieces(r->rank));
+    for (auto& segments : m.plan.chunk_segments(r->flat.segments, r->rank))
+      r->chunk_plans.emplace_back(std::move(segments));
   }
   {
     OnDevice on(m.first_device);
@@ -244,18 +248,16 @@ void ParallelTrainer::init_parameters(std::uint64_t seed) {
     OnDevice on(r->device);
     r->model->init_parameters(seed);
     if (m.mode != Parallelism::zero2) continue;
-    const std::size_t e = r->flat.element_bytes;
-    for (const Bucket& b : m.plan.buckets)  // the rank's chunks of the weights
-      XF_CUDA_CHECK(cudaMemcpy(at<char>(r->shard_weights.get(), b.shard_offset * e),
-                               at<char>(r->flat.params, (b.begin + r->rank * b.chunk) * e),
-                               b.chunk * e, cudaMemcpyDeviceToDevice));
-    if (!r->weights_are_master())
+    if (!r->weights_are_master())  // the master of each chunk from its weights
       with_type(m.c.precision, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
-        kernels::adamw_init_master<T>(r->master(S), static_cast<const T*>(r->shard_weights.get()),
-                                      S, nullptr);
+        for (const Bucket& b : m.plan.buckets)
+          kernels::adamw_init_master<T>(r->master(m.plan, b),
+                                        at<T>(r->flat.params, m.plan.chunk_begin(b, r->rank)),
+                                        b.chunk, nullptr);
       });
-    XF_CUDA_CHECK(cudaMemset(r->moment1(S), 0, 2 * S * sizeof(float)));
+    float* moments = at<float>(r->shard_state.get(), r->weights_are_master() ? 0 : S);
+    XF_CUDA_CHECK(cudaMemset(moments, 0, 2 * S * sizeof(float)));
     XF_CUDA_CHECK(cudaDeviceSynchronize());
   }
 }
@@ -271,7 +273,8 @@ void ParallelTrainer::tune() {
 }
 
 // Each bucket, once every rank's backward has finished it: all-reduced (dp) or reduce-scattered
-// into the ranks' shards (zero2), averaged, on the communication streams.
+// in place, each rank's chunk reduced where it lies (zero2), averaged, on the communication
+// streams.
 void ParallelTrainer::Impl::reduce_buckets() {
   const ncclDataType_t type = nccl_type(c.precision);
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
@@ -285,7 +288,8 @@ void ParallelTrainer::Impl::reduce_buckets() {
         XF_NCCL_CHECK(
             ncclAllReduce(bucket, bucket, k.end - k.begin, type, ncclAvg, r.comm, r.communicate));
       else
-        XF_NCCL_CHECK(ncclReduceScatter(bucket, at<char>(r.shard_grads.get(), k.shard_offset * e),
+        XF_NCCL_CHECK(ncclReduceScatter(bucket,
+                                        at<char>(r.flat.grads, plan.chunk_begin(k, r.rank) * e),
                                         k.chunk, type, ncclAvg, r.comm, r.communicate));
     });
     if (timing) XF_CUDA_CHECK(cudaEventRecord(comm_end[b], ranks.front()->communicate));
@@ -293,7 +297,7 @@ void ParallelTrainer::Impl::reduce_buckets() {
 }
 
 // zero2 after the reduce-scatters, on the communication streams: the global norm from the ranks'
-// partial sums, clipping, AdamW on each shard, the weights all-gathered.
+// partial sums, clipping, AdamW on each of the rank's chunks, the weights all-gathered in place.
 void ParallelTrainer::Impl::zero2_update() {
   const std::size_t S = plan.shard_elements;
   const kernels::AdamWConfig config{c.adamw.lr, c.adamw.beta1, c.adamw.beta2, c.adamw.eps,
@@ -303,8 +307,8 @@ void ParallelTrainer::Impl::zero2_update() {
     OnDevice on(r->device);
     with_type(c.precision, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      kernels::grad_norm_partials<T>(
-          r->flat.norm_scratch, static_cast<const T*>(r->shard_grads.get()), S, r->communicate);
+      kernels::grad_norm_partials<T>(r->flat.norm_scratch, static_cast<const T*>(r->flat.grads),
+                                     *r->shard_pieces, r->communicate);
     });
   }
   collectives([&](Rank& r) {
@@ -317,22 +321,28 @@ void ParallelTrainer::Impl::zero2_update() {
                               r->flat.loss_scaling, r->communicate);
     with_type(c.precision, [&](auto* tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      T* weights = r->weights_are_master() ? nullptr : static_cast<T*>(r->shard_weights.get());
-      const T* grads = static_cast<const T*>(r->shard_grads.get());
-      float *master = r->master(S), *m1 = r->moment1(S), *m2 = m1 + S;
-      if (c.optimizer == kernels::OptimizerKind::fused)
-        kernels::adamw_fused<T>(weights, master, m1, m2, grads, *r->shard_plan, config,
-                                r->flat.scalars, r->communicate);
-      else
-        kernels::adamw_unfused<T>(weights, master, m1, m2, grads, r->flat.adamw_scratch,
-                                  *r->shard_plan, config, r->flat.scalars, r->communicate);
+      for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+        const Bucket& b = plan.buckets[i];
+        const kernels::AdamWPlan& chunk = r->chunk_plans[i];
+        if (chunk.num_pieces() == 0) continue;  // padding only
+        const std::size_t at_chunk = plan.chunk_begin(b, r->rank);
+        T* weights = r->weights_are_master() ? nullptr : at<T>(r->flat.params, at_chunk);
+        const T* grads = at<T>(r->flat.grads, at_chunk);
+        float *master = r->master(plan, b), *m1 = r->moment1(plan, b), *m2 = m1 + S;
+        if (c.optimizer == kernels::OptimizerKind::fused)
+          kernels::adamw_fused<T>(weights, master, m1, m2, grads, chunk, config, r->flat.scalars,
+                                  r->communicate);
+        else
+          kernels::adamw_unfused<T>(weights, master, m1, m2, grads, r->flat.adamw_scratch, chunk,
+                                    config, r->flat.scalars, r->communicate);
+      }
     });
   }
   const ncclDataType_t type = nccl_type(c.precision);
   collectives([&](Rank& r) {
     const std::size_t e = r.flat.element_bytes;
     for (const Bucket& k : plan.buckets)
-      XF_NCCL_CHECK(ncclAllGather(at<char>(r.shard_weights.get(), k.shard_offset * e),
+      XF_NCCL_CHECK(ncclAllGather(at<char>(r.flat.params, plan.chunk_begin(k, r.rank) * e),
                                   at<char>(r.flat.params, k.begin * e), k.chunk, type, r.comm,
                                   r.communicate));
   });
@@ -430,8 +440,7 @@ void ParallelTrainer::visit_master(int local, const MasterVisitor& visit) const 
   };
   if (m.mode != Parallelism::zero2) return visit(0, read(r.flat.master, r.flat.elements));
   for (auto b = m.plan.buckets.rbegin(); b != m.plan.buckets.rend(); ++b)
-    visit(b->begin + std::size_t(r.rank) * b->chunk,
-          read(r.master(m.plan.shard_elements) + b->shard_offset, b->chunk));
+    visit(m.plan.chunk_begin(*b, r.rank), read(r.master(m.plan, *b), b->chunk));
 }
 
 std::vector<unsigned char> ParallelTrainer::weight_bytes(int local) const {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernels/adamw.hpp"
@@ -67,6 +68,36 @@ TYPED_TEST(Optimizer, GradNormAndClip) {
     EXPECT_EQ(h2.grad_norm, h.grad_norm);  // deterministic
     EXPECT_EQ(h2.step, 2);
   }
+}
+
+// The partial sums over a shard of pieces (ZeRO-2's chunks, out of order and with gaps) are the
+// same bits as over a contiguous copy of that shard, and their sum is the shard's float64 norm;
+// pieces that are not 8-aligned are rejected.
+TYPED_TEST(Optimizer, GradNormOverPieces) {
+  using T = TypeParam;
+  const std::size_t n = std::size_t(1) << 20;
+  const auto g = random_values<T>(n, -1, 1, 17);
+  const std::vector<xk::GradPieces::Piece> pieces = {
+      {600000, 200008}, {8, 1000}, {1024, 0}, {300000, 123456}, {900000, 96}};
+  std::vector<double> shard;  // values of T (random_values), as the device copy holds them
+  for (const auto& p : pieces)
+    shard.insert(shard.end(), g.begin() + p.offset, g.begin() + p.offset + p.count);
+  const xk::GradPieces table(pieces);
+  ASSERT_EQ(table.elements(), shard.size());
+  Dev<T> d_g(g), d_shard(shard);
+  Norm a, b;
+  xk::grad_norm_partials<T>(a.partials(), d_g.get(), table, nullptr);
+  xk::grad_norm_partials<T>(b.partials(), d_shard.get(), shard.size(), nullptr);
+  std::vector<float> pa(xk::grad_norm_scratch_bytes() / 4), pb(pa.size());
+  XF_CUDA_CHECK(cudaMemcpy(pa.data(), a.partials(), pa.size() * 4, cudaMemcpyDeviceToHost));
+  XF_CUDA_CHECK(cudaMemcpy(pb.data(), b.partials(), pb.size() * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(std::memcmp(pa.data(), pb.data(), pa.size() * 4), 0);
+  double sum = 0;
+  for (float x : pa) sum += x;
+  const double norm = xk::ref::global_norm(shard.data(), shard.size());
+  EXPECT_NEAR(std::sqrt(sum), norm, 1e-5 * norm);
+  EXPECT_THROW(xk::GradPieces({{4, 8}}), xfbench::InvalidArgument);
+  EXPECT_THROW(xk::GradPieces({{8, 12}}), xfbench::InvalidArgument);
 }
 
 // fp16 dynamic loss scaling: the norm is the unscaled one; an inf halves S and is skipped; two

@@ -33,24 +33,21 @@ std::vector<layout::BlockTensor> odd_block() {
 }
 const layout::DeviceSizes kSizes{4096, 8192, 1 << 20};
 
-// Flat elements owned per rank, from the shard segments mapped back through the buckets.
+// Flat elements owned per rank, from each bucket's chunk segments (offsets from the chunk).
 std::vector<int> owners(const BucketPlan& plan, const std::vector<ParamSegment>& params) {
   std::vector<int> owner(plan.elements, -1);
   for (int r = 0; r < plan.ranks; ++r) {
-    for (const ParamSegment& s : plan.shard_segments(params, r)) {
-      EXPECT_LE(s.offset + s.count, plan.shard_elements);
-      // the bucket whose part of the shard holds it
-      const Bucket* b = nullptr;
-      for (const Bucket& k : plan.buckets)
-        if (s.offset >= k.shard_offset && s.offset + s.count <= k.shard_offset + k.chunk) b = &k;
-      EXPECT_NE(b, nullptr) << "a shard segment across two buckets' chunks";
-      if (!b) continue;
-      const std::size_t flat = b->begin + std::size_t(r) * b->chunk + (s.offset - b->shard_offset);
-      for (std::size_t i = 0; i < s.count; ++i) {
-        EXPECT_EQ(owner[flat + i], -1) << "element " << flat + i << " owned twice";
-        owner[flat + i] = r;
+    const std::vector<std::vector<ParamSegment>> chunks = plan.chunk_segments(params, r);
+    EXPECT_EQ(chunks.size(), plan.buckets.size());
+    for (std::size_t k = 0; k < chunks.size() && k < plan.buckets.size(); ++k)
+      for (const ParamSegment& s : chunks[k]) {
+        EXPECT_LE(s.offset + s.count, plan.buckets[k].chunk) << "a segment past its chunk";
+        const std::size_t flat = plan.chunk_begin(plan.buckets[k], r) + s.offset;
+        for (std::size_t i = 0; i < s.count; ++i) {
+          EXPECT_EQ(owner[flat + i], -1) << "element " << flat + i << " owned twice";
+          owner[flat + i] = r;
+        }
       }
-    }
   }
   return owner;
 }
@@ -89,7 +86,8 @@ TEST(ParallelLayout, GroupsAlignedToRanks) {
   }
 }
 
-// ZeRO-2's plan: AdamW's fp32 state and the gradient and weight shards of 1/N of the buffer.
+// ZeRO-2's plan: AdamW's fp32 state of 1/N of the buffer (gradients reduced, weights gathered in
+// place).
 TEST(ParallelLayout, ShardedOptimizerPlansOneShard) {
   TrainConfig c = xftest::tiny(LmKind::causal, Precision::bf16);
   c.ranks = 4;
@@ -97,8 +95,8 @@ TEST(ParallelLayout, ShardedOptimizerPlansOneShard) {
   c.shard_optimizer = true;
   const layout::ModelLayout z = layout::make_layout(c, odd_block(), kSizes);
   const std::size_t P = dp.param_elements, S = P / 4;
-  EXPECT_EQ(dp.plan.total() - z.plan.total(), 12 * P - (12 * S + 2 * 2 * S));
-  EXPECT_NE(z.plan.describe().find("gradient and weight shards"), std::string::npos);
+  EXPECT_EQ(dp.plan.total() - z.plan.total(), 12 * P - 12 * S);  // reduced and gathered in place
+  EXPECT_EQ(z.plan.describe().find("shards"), std::string::npos);
 }
 
 // Buckets: whole groups from the end of the buffer, at least the cap (but the last), in the
@@ -130,8 +128,9 @@ TEST(ParallelPlan, BucketsOfWholeGroupsInBackwardOrder) {
   EXPECT_EQ(one.buckets[0].ready_point, 5);
 }
 
-// Every parameter element lands in exactly one rank's shard, shard segments keep the decay flag,
-// and with one rank the shard plan is the model's own (the same offsets).
+// Every parameter element lands in exactly one rank's chunks, chunk segments keep the decay flag,
+// the pieces of each rank's shard follow shard_offset, and with one rank the chunks' plans are the
+// model's own (the same offsets) and its pieces the flat buffer in order.
 TEST(ParallelPlan, ShardsCoverEveryParameterOnce) {
   for (int ranks : {1, 2, 3, 4}) {
     TrainConfig c = xftest::tiny(LmKind::masked);
@@ -156,27 +155,47 @@ TEST(ParallelPlan, ShardsCoverEveryParameterOnce) {
       std::size_t params = 0;
       for (const layout::ParamSlot& s : l.params) params += s.elements;
       EXPECT_EQ(owned, params);
-      for (const ParamSegment& s : p.shard_segments(segments(l), 0)) {  // decay kept
-        const Bucket* b = nullptr;
-        for (const Bucket& k : p.buckets)
-          if (s.offset >= k.shard_offset && s.offset < k.shard_offset + k.chunk) b = &k;
-        ASSERT_NE(b, nullptr);
-        const std::size_t flat = b->begin + (s.offset - b->shard_offset);
-        for (const layout::ParamSlot& slot : l.params)
-          if (flat >= slot.offset && flat < slot.offset + slot.elements)
-            EXPECT_EQ(s.decay, slot.decay) << slot.name;
+      const std::vector<std::vector<ParamSegment>> mine = p.chunk_segments(segments(l), 0);
+      for (std::size_t k = 0; k < mine.size(); ++k)  // decay kept
+        for (const ParamSegment& s : mine[k]) {
+          const std::size_t flat = p.chunk_begin(p.buckets[k], 0) + s.offset;
+          for (const layout::ParamSlot& slot : l.params)
+            if (flat >= slot.offset && flat < slot.offset + slot.elements)
+              EXPECT_EQ(s.decay, slot.decay) << slot.name;
+        }
+      // The shard's pieces: each rank's chunks in shard_offset order, 8-aligned, the shard's size.
+      for (int r = 0; r < ranks; ++r) {
+        const std::vector<GradPieces::Piece> pieces = p.shard_pieces(r);
+        ASSERT_EQ(pieces.size(), p.buckets.size());
+        std::size_t shard = 0;
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+          const Bucket& b = p.buckets[p.buckets.size() - 1 - i];
+          EXPECT_EQ(b.shard_offset, shard);
+          EXPECT_EQ(pieces[i].offset, b.begin + std::size_t(r) * b.chunk);
+          EXPECT_EQ(pieces[i].count, b.chunk);
+          EXPECT_EQ(pieces[i].offset % 8, 0u);
+          shard += pieces[i].count;
+        }
+        EXPECT_EQ(shard, p.shard_elements);
+        // One rank: the pieces are the flat buffer in order (the norm adds what one GPU adds).
+        if (ranks == 1)
+          for (std::size_t i = 0; i < pieces.size(); ++i)
+            EXPECT_EQ(pieces[i].offset, i == 0 ? 0 : pieces[i - 1].offset + pieces[i - 1].count);
       }
-      if (ranks == 1) {
-        std::vector<ParamSegment> mine = p.shard_segments(segments(l), 0), model = segments(l);
+      if (ranks == 1) {  // one rank: the chunks' segments are the model's own
+        std::vector<ParamSegment> flat_segments, model = segments(l);
+        for (std::size_t k = 0; k < mine.size(); ++k)
+          for (const ParamSegment& s : mine[k])
+            flat_segments.push_back({p.chunk_begin(p.buckets[k], 0) + s.offset, s.count, s.decay});
         auto by_offset = [](const ParamSegment& a, const ParamSegment& b) {
           return a.offset < b.offset;
         };
-        std::sort(mine.begin(), mine.end(), by_offset),
+        std::sort(flat_segments.begin(), flat_segments.end(), by_offset),
             std::sort(model.begin(), model.end(), by_offset);
-        ASSERT_EQ(mine.size(), model.size());
-        for (std::size_t i = 0; i < mine.size(); ++i) {
-          EXPECT_EQ(mine[i].offset, model[i].offset);
-          EXPECT_EQ(mine[i].count, model[i].count);
+        ASSERT_EQ(flat_segments.size(), model.size());
+        for (std::size_t i = 0; i < model.size(); ++i) {
+          EXPECT_EQ(flat_segments[i].offset, model[i].offset);
+          EXPECT_EQ(flat_segments[i].count, model[i].count);
         }
       }
     }
@@ -189,7 +208,8 @@ TEST(ParallelPlan, RejectsGroupsThatDoNotSplit) {
   EXPECT_THROW(plan_buckets({512, 512, 0}, 1024, 2, 100), InvalidArgument);  // not decreasing
   EXPECT_THROW(plan_buckets({512}, 1024, 2, 100), InvalidArgument);          // no embeddings group
   EXPECT_THROW(plan_buckets({512, 0}, 1024, 0, 100), InvalidArgument);
-  EXPECT_THROW(plan_buckets({512, 0}, 1024, 2, 100).shard_segments({}, 2), InvalidArgument);
+  EXPECT_THROW(plan_buckets({512, 0}, 1024, 2, 100).chunk_segments({}, 2), InvalidArgument);
+  EXPECT_THROW(plan_buckets({512, 0}, 1024, 2, 100).shard_pieces(-1), InvalidArgument);
 }
 
 TEST(ParallelNames, ParallelismGpusAndP2pAfterTheKnobs) {
