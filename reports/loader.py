@@ -251,6 +251,20 @@ def load_all(paths, labels=None, backend_map=None, quiet=False):
     return runs
 
 
+def merge(runs):
+    """Several runs of one machine as one (the first's context; a case in several from the
+    first; every run's problems)."""
+    if len(runs) == 1:
+        return runs[0]
+    merged = Run(runs[0].path, runs[0].label)
+    merged.context = runs[0].context
+    for r in runs:
+        for name, c in r.cases.items():
+            merged.cases.setdefault(name, c)
+        merged.problems += r.problems
+    return merged
+
+
 def parse_backend_map(text):
     """'torch-sdpa=fused,torch-eager=unfused' -> dict; 'none' or '' -> {} (no mapping)."""
     if text is None:

@@ -1,10 +1,11 @@
-"""`table`: the seeds' pivot tables from one run (Markdown or CSV).
+"""`table`: the seeds' pivot tables from one run, or several read as one (Markdown or CSV).
 
 The transformers-benchmarks notebooks printed their results as small pivots: layer TFLOPS with
 rows `fwd seq_len=128` / `fwd+bwd seq_len=128` and columns `batch=...`, matmul TFLOPS by dtype and
 size, vector GB/s by op and size, and GPU x GPU bandwidth matrices. Those shapes are rebuilt here
 from xfbench's case names; cases that fit no pivot land in a plain per-family list so nothing is
-dropped. Values are medians of the repetitions.
+dropped. Values are medians of the repetitions. TrainStep's multi-GPU cases (dp, zero2, tp with
+NVLink on and off) make the seeds' multi-GPU table, one per configuration.
 """
 
 import os
@@ -182,6 +183,52 @@ def nccl_tables(cases):
     return tables, cs
 
 
+PARALLEL_PARAMS = ("gpus", "p2p", "tp")
+PARALLEL_COLUMNS = [("samples/s", "samples/s"), ("TFLOPS", "TFLOPS/GPU"), ("mem_GB", "mem_GB/GPU"),
+                    ("scaling", "scaling"), ("comm_hidden_pct", "comm hidden %")]
+
+
+def _parallelism(c):
+    """(sort key, row label) of a TrainStep case: `1 GPU`, or `dp gpus:2 p2p:on`, `tp:2 ...`."""
+    if "gpus" not in c.params:
+        return (0, "", 0, ""), "1 GPU"
+    mode = f"tp:{c.params['tp']}" if "tp" in c.params else (c.variants[3] if len(c.variants) > 3
+                                                             else "?")
+    p2p = c.params.get("p2p", "")
+    order = {"dp": 1, "zero2": 2}.get(mode, 3)
+    return ((1, p2p != "on", p2p, order, _key(c.params["gpus"]), mode),
+            f"{mode} gpus:{c.params['gpus']}" + (f" p2p:{p2p}" if p2p else ""))
+
+
+def trainstep_tables(cases):
+    """The seeds' multi-GPU experiments: per configuration (backend, model, dtype, shape, knobs),
+    the one-GPU case and every dp / zero2 / tp variant with P2P (NVLink) on and off as rows;
+    samples/s of all GPUs, TFLOPS and memory per GPU, scaling and the hidden share of the
+    communication as columns. Configurations without a multi-GPU case stay in the plain list."""
+    def config(c):
+        return (tuple(c.variants[:3]),
+                tuple((k, v) for k, v in c.params.items() if k not in PARALLEL_PARAMS))
+    groups = _group([c for c in cases if len(c.variants) >= 3], config)
+    tables, used = [], []
+    for (variants, params), cs in groups.items():
+        if not any("gpus" in c.params for c in cs):
+            continue
+        shape = " ".join(f"{k}:{v}" for k, v in params)
+        t = Table(f"TrainStep {' '.join(variants)} {shape} (batch per GPU, tp: shared) — multi-GPU",
+                  ["", *[label for _, label in PARALLEL_COLUMNS]])
+        for c in sorted(cs, key=lambda c: _parallelism(c)[0]):
+            row = _parallelism(c)[1]
+            if c.error:
+                t.add([row, "error", *["—" for _ in PARALLEL_COLUMNS[1:]]],
+                      [row, "error", *[None for _ in PARALLEL_COLUMNS[1:]]])
+                continue
+            vals = [c.value(m) for m, _ in PARALLEL_COLUMNS]
+            t.add([row, *[loader.fmt_num(v) for v in vals]], [row, *vals])
+        tables.append(t)
+        used += cs
+    return tables, used
+
+
 def flat_table(title, cases):
     """One row per case with time and the counters present (TrainStep and anything unknown)."""
     present = []
@@ -220,6 +267,8 @@ def tables_for(run):
             tables, used = p2p_tables(cases)
         elif fam == "NCCL":
             tables, used = nccl_tables(cases)
+        elif fam == "TrainStep":
+            tables, used = trainstep_tables(cases)
         else:
             tables, used = [], []
         out += tables
@@ -237,7 +286,10 @@ def tables_for(run):
 
 
 def add_arguments(p):
-    p.add_argument("file", help="one xfbench / peer runner JSON file")
+    p.add_argument("files", nargs="+", metavar="file",
+                   help="xfbench / peer runner JSON files of one machine, read as one run (e.g. "
+                        "the P2P-on and P2P-off runs of the multi-GPU TrainStep; a case in two "
+                        "files is taken from the first)")
     p.add_argument("--format", choices=["md", "csv", "text"], default="md")
     p.add_argument("--out", metavar="PATH",
                    help="md/text: write to this file; csv: write one CSV per table into this folder "
@@ -252,7 +304,7 @@ def main(args):
     except ValueError as e:
         loader.warn(f"error: {e}")
         return 2
-    run = loader.load(args.file, backend_map=bmap)
+    run = loader.merge(loader.load_all(args.files, backend_map=bmap))
     tables = tables_for(run)
     if args.format == "csv" and args.out:
         os.makedirs(args.out, exist_ok=True)

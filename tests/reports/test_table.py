@@ -113,3 +113,49 @@ def test_gpt2_table_of_the_peer():
     assert line.endswith("| +25.0% | 0.100 |")
     assert "| GPT2Block/unfused/fp16/fwdbwd/seq:512/batch:2 | 50.4 | 63.0 (1.25×) |" in r.stdout
     assert "9 case(s) only in gpt2_xfbench." in r.stdout   # flash and gpt2-large: no peer
+
+
+def _train_doc(rows):
+    """A minimal TrainStep run: (name suffix, counters) per case, one repetition each."""
+    base = "TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused"
+    return {"context": {"gpu_name": "NVIDIA H200"}, "benchmarks": [
+        dict({"name": base + suffix + "/iterations:1/manual_time", "run_type": "iteration",
+              "real_time": 38.0, "time_unit": "ms", "iterations": 1}, **counters)
+        for suffix, counters in rows]}
+
+
+def test_multi_gpu_trainstep_table_from_the_p2p_on_and_off_runs(tmp_path):
+    import json
+    on = tmp_path / "on.json"
+    off = tmp_path / "off.json"
+    on.write_text(json.dumps(_train_doc([
+        ("", {"samples/s": 1759.0, "TFLOPS": 458.7, "mem_GB": 12.6}),
+        ("/dp/gpus:2/p2p:on", {"samples/s": 3340.0, "TFLOPS": 435.5, "mem_GB": 12.6,
+                               "scaling": 0.951, "comm_hidden_pct": 58.1}),
+        ("/tp:2/gpus:2/p2p:on", {"samples/s": 2356.0, "TFLOPS": 307.1, "mem_GB": 7.67,
+                                 "scaling": 0.67, "comm_hidden_pct": 0.0}),
+        ("/zero2/gpus:2/p2p:on", {"samples/s": 3418.0, "TFLOPS": 445.6, "mem_GB": 11.26,
+                                  "scaling": 0.973, "comm_hidden_pct": 70.3})])))
+    off.write_text(json.dumps(_train_doc([
+        ("/dp/gpus:2/p2p:off", {"samples/s": 2215.0, "TFLOPS": 288.8, "mem_GB": 13.1,
+                                "comm_hidden_pct": 16.7})])))
+    r = run_cli("-m", "reports", "table", str(on), str(off))
+    assert r.returncode == 0, r.stderr
+    title = ("### TrainStep fused bert-large bf16 seq:128 batch:64 accum:1 ckpt:off adamw:fused "
+             "(batch per GPU, tp: shared) — multi-GPU")
+    assert title in r.stdout
+    rows = [x for x in r.stdout.splitlines() if x.startswith("| ")][1:]
+    assert rows == [
+        "| 1 GPU | 1759 | 458.7 | 12.6 | — | — |",
+        "| dp gpus:2 p2p:on | 3340 | 435.5 | 12.6 | 0.951 | 58.1 |",
+        "| zero2 gpus:2 p2p:on | 3418 | 445.6 | 11.3 | 0.973 | 70.3 |",
+        "| tp:2 gpus:2 p2p:on | 2356 | 307.1 | 7.67 | 0.67 | 0 |",
+        "| dp gpus:2 p2p:off | 2215 | 288.8 | 13.1 | — | 16.7 |"]
+    # one file alone: a one-GPU-only configuration stays in the plain list
+    r = run_cli("-m", "reports", "table", str(off))
+    assert "| dp gpus:2 p2p:off | 2215 |" in r.stdout
+    single = tmp_path / "single.json"
+    single.write_text(json.dumps(_train_doc([("", {"samples/s": 1759.0})])))
+    r = run_cli("-m", "reports", "table", str(single))
+    assert "multi-GPU" not in r.stdout
+    assert "| TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused | 38 ms |" in r.stdout
