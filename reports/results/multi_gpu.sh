@@ -10,9 +10,10 @@
 #
 #   tests       the multi-GPU tests (test_parallel, test_tensor_parallel, test_transfer,
 #               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
-#   transfer    P2P uni/bi, peer/nopeer, latency for every ordered pair, and NCCL all-reduce,
-#               all-gather, reduce-scatter, all-to-all fp32 8 B..4 GiB on all GPUs
-#   transfer-peer  torch.distributed on the same NCCL cases (reports/peer_torch.py under torchrun)
+#   p2p         P2P uni/bi, peer/nopeer, latency for every ordered pair
+#   nccl        NCCL all-reduce, all-gather, reduce-scatter, all-to-all fp32 8 B..4 GiB on all GPUs,
+#               then torch.distributed on the same cases (reports/peer_torch.py under torchrun):
+#               both sides in one call, as a ratio needs
 #   train       TrainStep BERT-large s128 b64 and gpt2-large s1024 b4: the one-GPU case, then dp,
 #               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions)
 #   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
@@ -43,17 +44,17 @@ tests)
     timeout 240 "$bin/$t" --gtest_brief=1 >> "$out/tests.log" 2>&1
     echo "$t rc=$?" | tee -a "$out/tests.log"
   done ;;
-transfer)
+p2p)
   timeout 280 "$bin/xfbench" --benchmark_filter='^P2P/' --xfbench_gpus="$all" \
-    --xfbench_p2p_sizes=256MiB --benchmark_out="$out/transfer_p2p.json" --benchmark_out_format=json
-  timeout 300 "$bin/xfbench" --benchmark_filter="^NCCL/(allreduce|allgather|reducescatter|alltoall)/fp32/gpus:$gpus/" \
-    --xfbench_gpus="$all" --xfbench_nccl_dtypes=fp32 \
-    --xfbench_nccl_sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB \
-    --benchmark_out="$out/transfer_nccl.json" --benchmark_out_format=json ;;
-transfer-peer)
-  timeout 280 torchrun --nproc-per-node="$gpus" reports/peer_torch.py --families NCCL \
-    --nccl-ops allreduce,allgather,reducescatter,alltoall --repetitions 1 \
-    --nccl-sizes 8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB --out "$out/transfer_torch_nccl.json" ;;
+    --xfbench_p2p_sizes=256MiB --benchmark_out="$out/p2p.json" --benchmark_out_format=json ;;
+nccl)
+  sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB
+  timeout 270 "$bin/xfbench" --benchmark_filter="^NCCL/(allreduce|allgather|reducescatter|alltoall)/fp32/gpus:$gpus/" \
+    --xfbench_gpus="$all" --xfbench_nccl_dtypes=fp32 --xfbench_nccl_sizes="$sizes" \
+    --benchmark_out="$out/nccl.json" --benchmark_out_format=json
+  timeout 270 torchrun --nproc-per-node="$gpus" reports/peer_torch.py --families NCCL \
+    --nccl-ops allreduce,allgather,reducescatter,alltoall --nccl-dtypes fp32 --repetitions 1 \
+    --nccl-sizes "$sizes" --out "$out/nccl_torch.json" ;;
 train)
   timeout 580 "$bin/xfbench" --xfbench_gpus="$all" --benchmark_repetitions=3 \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:on)?/iterations" \
@@ -84,6 +85,6 @@ mpi)
     "$bin/xfbench" --benchmark_filter="^(NCCL/allreduce/fp32/gpus:$gpus/bytes:(1048576|1073741824)|TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused/dp/gpus:$gpus/p2p:on)/" \
     --benchmark_out="$out/mpi.json" --benchmark_out_format=json ;;
 *)
-  echo "unknown part '$part': tests, transfer, transfer-peer, train, train-off, scaling, peer or mpi" >&2
+  echo "unknown part '$part': tests, p2p, nccl, train, train-off, scaling, peer or mpi" >&2
   exit 2 ;;
 esac
