@@ -400,7 +400,7 @@ ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {
     }
     times.stop();
     OnDevice on(m.first_device);
-    XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    kernels::wait_for_stream(stream);
     Overlap o;
     o.comm_ms = o.exposed_ms = times.total_ms();  // on the compute stream: none hidden
     return o;
@@ -414,7 +414,7 @@ ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {
   }
   m.timing = false;
   OnDevice on(m.first_device);
-  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  kernels::wait_for_stream(stream);
   Overlap o;
   float ms = 0;
   for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) {

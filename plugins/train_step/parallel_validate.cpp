@@ -168,7 +168,7 @@ std::string validate_tensor_parallel(const kernels::TrainConfig& config,
   auto first_rank = [&](double v) { return kernels::max_over_ranks(t.rank(0) == 0 ? v : -1); };
 
   t.compute_gradients(stream);
-  stream.sync();
+  kernels::wait_for_stream(stream.get());  // polled: NCCL errors and the time-out end it
   std::vector<ShardError> grads;
   std::vector<float> losses;
   std::vector<double> grad_hashes;
@@ -182,7 +182,7 @@ std::string validate_tensor_parallel(const kernels::TrainConfig& config,
 
   t.init_parameters(c.seed);
   for (int i = 0; i < kParallelSteps; ++i) t.step(stream);
-  stream.sync();
+  kernels::wait_for_stream(stream.get());
   double worst_loss = 0, worst_grad = 0, worst_weights = 0;
   std::string worst_tensor, why;
   int failing = -1;
@@ -249,13 +249,14 @@ std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mo
     for (int step = 0; step < kParallelSteps; ++step) {
       t.step(stream);
       if (step > 0) continue;
-      stream.sync();  // the ranks' streams do not synchronise with the legacy stream
+      // The ranks' streams do not synchronise with the legacy stream the reads below use.
+      kernels::wait_for_stream(stream.get());
       for (int i = 0; i < t.local_ranks(); ++i) {
         OnDevice rank_device(t.device(i));
         norms[i] = t.model(i).scalars(nullptr).grad_norm;
       }
     }
-    stream.sync();
+    kernels::wait_for_stream(stream.get());
   }
 
   const bool four_bytes =
