@@ -7,7 +7,7 @@ from . import compare, htmlreport, noise, plot, table
 
 COMMANDS = {
     "compare": (compare, "compare two or more runs: per-family tables, ratios, U test, geomean"),
-    "table": (table, "pivot tables of one run (Markdown or CSV)"),
+    "table": (table, "pivot tables of one run, or several read as one (Markdown or CSV)"),
     "plot": (plot, "PNG/SVG plots of one or more runs"),
     "html": (htmlreport, "one self-contained HTML report of a run or a comparison"),
     "noise": (noise, "how well runs repeat: per family, the CV of each case over its repetitions"),
