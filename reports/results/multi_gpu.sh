@@ -1,12 +1,14 @@
 #!/bin/sh
 # The multi-GPU runs of issues #20 (two GPUs) and #19 (four and eight), one part per device call
-# (each part fits the 10-minute limit on 2x H200; split `scaling` by GPU count on 8):
+# (each part fits the 10-minute limit on 2x H200; on 4 and 8 split `train` by model and `scaling`
+# by GPU count):
 #
-#   sh reports/results/multi_gpu.sh <part> <out dir> <build dir with bin/, lib/> [N] [counts]
+#   sh reports/results/multi_gpu.sh <part> <out dir> <build dir with bin/, lib/> [N] [counts|model]
 #
 # Times on 2x H200 (2026-11-27, reports/results/h200x2/train_step/README.cmd): tests ~20 s;
 # train 414 s (8 cases x 3 repetitions, validated); train-off > 200 s validated, 86 s with
-# --xfbench_validate=false; peer 181 s. The device tool brings back at most 8 files per call.
+# --xfbench_validate=false; peer 181 s. On 4x H200 (reports/results/h200x4/README.cmd): tests
+# 77 s, p2p 162 s, nccl 358 s. The device tool brings back at most 8 files per call.
 #
 #   tests       the multi-GPU tests (test_parallel, test_tensor_parallel, test_transfer,
 #               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
@@ -15,8 +17,10 @@
 #               then torch.distributed on the same cases (reports/peer_torch.py under torchrun):
 #               both sides in one call, as a ratio needs
 #   train       TrainStep BERT-large s128 b64 and gpt2-large s1024 b4: the one-GPU case, then dp,
-#               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions)
-#   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off)
+#               zero2 and tp over all GPUs, NVLink/P2P on (3 repetitions); a 5th argument, bert
+#               or gpt2, runs one model (on 4 GPUs each took 265 s and 313 s: one per call)
+#   train-off   the same multi-GPU cases with NCCL_P2P_DISABLE=1 (`p2p:off`, the seeds' NVLink off;
+#               one repetition, 5th argument as train; gpt2 on 4 GPUs needs more than 150 s)
 #   scaling     dp and zero2 on 1, 2, 4, ... N GPUs (N: the 4th argument, default all visible;
 #               a 5th argument picks the counts, e.g. "1 2" then "4": one xfbench run of ~3 minutes
 #               each, validation included, so a call of 10 minutes holds about three)
@@ -34,7 +38,13 @@ export LD_LIBRARY_PATH="$torch_libs/cudnn/lib:$torch_libs/nccl/lib:${LD_LIBRARY_
 export NCCL_NVLS_ENABLE=0
 gpus=${4:-$(nvidia-smi -L | wc -l)}
 all=$(seq -s, 0 $((gpus - 1)))
-models='(bert-large/bf16/seq:128/batch:64|gpt2-large/bf16/seq:1024/batch:4)/accum:1/ckpt:off/adamw:fused'
+bert=bert-large/bf16/seq:128/batch:64 gpt2=gpt2-large/bf16/seq:1024/batch:4
+case ${5:-} in
+bert) models=$bert ;;
+gpt2) models=$gpt2 ;;
+*) models="($bert|$gpt2)" ;;
+esac
+models="$models/accum:1/ckpt:off/adamw:fused"
 
 case $part in
 tests)
@@ -58,11 +68,11 @@ nccl)
 train)
   timeout 580 "$bin/xfbench" --xfbench_gpus="$all" --benchmark_repetitions=3 \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:on)?/iterations" \
-    --benchmark_out="$out/train.json" --benchmark_out_format=json ;;
+    --benchmark_out="$out/train${5:+_$5}.json" --benchmark_out_format=json ;;
 train-off)
   NCCL_P2P_DISABLE=1 timeout 580 "$bin/xfbench" --xfbench_gpus="$all" \
     --benchmark_filter="^TrainStep/fused/$models(/(dp|zero2|tp:$gpus)/gpus:$gpus/p2p:off)?/iterations" \
-    --benchmark_out="$out/train_off.json" --benchmark_out_format=json ;;
+    --benchmark_out="$out/train_off${5:+_$5}.json" --benchmark_out_format=json ;;
 scaling)
   counts=${5:-}
   if [ -z "$counts" ]; then
