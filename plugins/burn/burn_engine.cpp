@@ -194,8 +194,9 @@ void SlotBurn::set_up() {
   r_.flops_per_product = k::gemm_flops(g.desc);
   allocate(free_bytes);
   const Dtype fill = c_.dtype;
-  fill_uniform(g.a.get(), k::a_elements(g.desc), fill, kSeedA, -1.0, 1.0, g.stream);
-  fill_uniform(g.b.get(), k::b_elements(g.desc), fill, kSeedB, -1.0, 1.0, g.stream);
+  const InputRange in = c_.inputs;
+  fill_uniform(g.a.get(), k::a_elements(g.desc), fill, kSeedA, in.lo, in.hi, g.stream);
+  fill_uniform(g.b.get(), k::b_elements(g.desc), fill, kSeedB, in.lo, in.hi, g.stream);
   poison(g.results.get(), g.results.bytes(), g.stream);
   XF_CUDA_CHECK(cudaMemsetAsync(g.mismatches.data(), 0, sizeof(unsigned long long), g.stream));
   if (c_.search) {
@@ -401,6 +402,7 @@ BurnReport run_burn(const BurnConfig& c) {
   BurnReport report;
   report.dtype = c.dtype;
   report.shape = c.shape;
+  report.inputs = c.inputs;
   report.seconds = c.seconds;
   const std::size_t n = c.devices.size();
   report.slots.resize(n);

@@ -30,6 +30,7 @@ struct BurnConfig {
   double mem_pct = 90;
   std::vector<int> devices;  // one worker (a slot) per entry; tests may name a device twice
   bool search = false;       // time cuBLASLt's candidates and keep the fastest
+  InputRange inputs;         // A and B uniform in [lo, hi)
   int reference_samples = 1024;
   double window_seconds = 1;       // products are counted, checked and timed in windows this long
   double progress_seconds = 5;     // a progress line on stderr this often; <= 0: none
@@ -70,6 +71,7 @@ struct SlotResult {
 struct BurnReport {
   Dtype dtype = Dtype::bf16;
   BurnShape shape;
+  InputRange inputs;
   double seconds = 0;
   std::vector<SlotResult> slots;
 };

@@ -62,8 +62,24 @@ BurnFlags read_burn_flags() {
   f.search = flag_bool("burn_search", false,
                        "Burn: time cuBLASLt's candidate kernels on each GPU and burn the fastest "
                        "(default: cuBLASLt's first choice)");
+  f.inputs = parse_burn_inputs(
+      flag_string("burn_inputs", "signed",
+                  "Burn inputs: signed (uniform in [-1, 1), default) or gpu-burn (fp64, fp32 "
+                  "and tf32 uniform in [0, 10) as gpu-burn fills them)"));
   if (const char* faults = std::getenv(kFaultVariable)) f.faults = parse_faults(faults);
   return f;
+}
+
+BurnInputs parse_burn_inputs(const std::string& text) {
+  if (text == "signed") return BurnInputs::signed_unit;
+  if (text == "gpu-burn") return BurnInputs::gpu_burn;
+  XF_THROW(InvalidArgument, "--xfbench_burn_inputs=" + text + ": expected signed or gpu-burn");
+}
+
+InputRange input_range(BurnInputs inputs, Dtype t) {
+  const bool gpu_burn_mode = t == Dtype::fp64 || t == Dtype::fp32 || t == Dtype::tf32;
+  if (inputs == BurnInputs::gpu_burn && gpu_burn_mode) return {0, 10};
+  return {-1, 1};
 }
 
 namespace {

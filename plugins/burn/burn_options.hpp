@@ -24,13 +24,25 @@ struct Fault {
   bool every_product = false;
 };
 
+// The inputs' distribution. Uniform in [-1, 1) by default: signs that change toggle more bits,
+// the harder load. `gpu_burn` fills fp64, fp32 and tf32 (gpu-burn's modes) as gpu-burn does,
+// uniform in [0, 10), to compare like with like; the 16-bit and fp8 dtypes keep [-1, 1) (fp16
+// results of [0, 10) products would overflow).
+enum class BurnInputs { signed_unit, gpu_burn };
+struct InputRange {
+  double lo = -1, hi = 1;
+};
+BurnInputs parse_burn_inputs(const std::string& text);  // "signed" or "gpu-burn"
+InputRange input_range(BurnInputs inputs, Dtype t);
+
 struct BurnFlags {
   std::vector<int> gpus;      // --xfbench_gpus; empty: every visible GPU
   double seconds = 60;        // --xfbench_burn_seconds, per dtype
   double mem_pct = 90;        // --xfbench_burn_mem_pct: share of free memory given to results
   std::vector<Dtype> dtypes;  // --xfbench_burn_dtypes; default: all six
   bool search = false;        // --xfbench_burn_search: time cuBLASLt's candidates first
-  std::vector<Fault> faults;  // XFBENCH_BURN_TEST_FAULTS (test hook)
+  BurnInputs inputs = BurnInputs::signed_unit;  // --xfbench_burn_inputs
+  std::vector<Fault> faults;                    // XFBENCH_BURN_TEST_FAULTS (test hook)
 };
 
 // Reads and checks every flag above. A GPU index is checked against the visible devices only

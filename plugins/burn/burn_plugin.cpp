@@ -25,6 +25,7 @@ BurnConfig config_for(const BurnFlags& flags, Dtype dtype) {
     for (int d = 0; d < device_count(); ++d) c.devices.push_back(d);
   }
   c.search = flags.search;
+  c.inputs = input_range(flags.inputs, dtype);
   c.name = burn_case_name(dtype, flags.seconds);
   c.faults = flags.faults;
   return c;

@@ -235,7 +235,13 @@ std::string burn_label(const BurnReport& r) {
     if (burned(s) && mismatches(s) > 0) out += " [" + error_windows_text(s) + "]";
     if (burned(s) && algo.empty()) algo = s.algo;
   }
-  return algo.empty() ? out : out + "; " + algo;
+  if (!algo.empty()) out += "; " + algo;
+  if (r.inputs.lo != -1 || r.inputs.hi != 1) {  // the default, [-1, 1), goes unsaid
+    char range[64];
+    std::snprintf(range, sizeof range, "; inputs in [%g, %g)", r.inputs.lo, r.inputs.hi);
+    out += range;
+  }
+  return out;
 }
 
 }  // namespace xfbench::burn

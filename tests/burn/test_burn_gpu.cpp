@@ -156,29 +156,40 @@ TEST(BurnGpu, WorkerWithoutMemorySaysWhyWhileTheOtherBurns) {
 }
 
 // Every dtype at its real size, a few seconds each with a quarter of the memory: no errors, the
-// first product within its float64 tolerance (the margin is printed), telemetry read.
+// first product within its float64 tolerance (the margin is printed), telemetry read. Then
+// gpu-burn's inputs, [0, 10), for its modes (fp64, fp32, tf32): the same bounds hold.
+void expect_clean_burn(Dtype t, BurnInputs inputs) {
+  BurnConfig c;
+  c.dtype = t;
+  c.shape = burn_shape(t);
+  c.seconds = 3;
+  c.mem_pct = 25;
+  c.devices = {0};
+  c.progress_seconds = 1;
+  c.inputs = input_range(inputs, t);
+  c.name = burn_case_name(t, c.seconds);
+  const BurnReport r = run_burn(c);
+  const SlotResult& s = r.slots[0];
+  std::fprintf(stderr, "%s\n  inputs in [%g, %g): reference worst %.3g of RMS (tolerance %.3g)\n",
+               summary_line(c.name, s).c_str(), c.inputs.lo, c.inputs.hi, s.reference_worst,
+               reference_tolerance(t));
+  if (s.unsupported) return;
+  EXPECT_EQ(verdict(s), "OK") << to_string(t);
+  EXPECT_LT(s.reference_worst, reference_tolerance(t) / 3) << to_string(t) << ": tight margin";
+  EXPECT_GT(tflops_summary(s).overall, 1) << to_string(t);
+  EXPECT_GT(s.buffers, 10u);
+  EXPECT_GT(s.telemetry.samples, 0) << xfbench::detail::nvml_status();
+}
+
 TEST(BurnGpu, EveryDtypeBurnsClean) {
   SKIP_WITHOUT_GPU();
-  for (Dtype t : parse_burn_dtypes({})) {
-    BurnConfig c;
-    c.dtype = t;
-    c.shape = burn_shape(t);
-    c.seconds = 3;
-    c.mem_pct = 25;
-    c.devices = {0};
-    c.progress_seconds = 1;
-    c.name = burn_case_name(t, c.seconds);
-    const BurnReport r = run_burn(c);
-    const SlotResult& s = r.slots[0];
-    std::fprintf(stderr, "%s\n  reference worst %.3g of RMS (tolerance %.3g)\n",
-                 summary_line(c.name, s).c_str(), s.reference_worst, reference_tolerance(t));
-    if (s.unsupported) continue;
-    EXPECT_EQ(verdict(s), "OK") << to_string(t);
-    EXPECT_LT(s.reference_worst, reference_tolerance(t) / 3) << to_string(t) << ": tight margin";
-    EXPECT_GT(tflops_summary(s).overall, 1) << to_string(t);
-    EXPECT_GT(s.buffers, 10u);
-    EXPECT_GT(s.telemetry.samples, 0) << xfbench::detail::nvml_status();
-  }
+  for (Dtype t : parse_burn_dtypes({})) expect_clean_burn(t, BurnInputs::signed_unit);
+}
+
+TEST(BurnGpu, GpuBurnInputsBurnClean) {
+  SKIP_WITHOUT_GPU();
+  for (Dtype t : {Dtype::fp64, Dtype::fp32, Dtype::tf32})
+    expect_clean_burn(t, BurnInputs::gpu_burn);
 }
 
 TEST(BurnGpu, HostInventoryAndGpuRange) {

@@ -57,6 +57,7 @@ TEST(BurnHost, BadFlagsExit2BeforeAnyGpuWork) {
       {"--xfbench_burn_mem_pct=96", "--xfbench_burn_mem_pct=96: expected 1 to 95"},
       {"--xfbench_burn_mem_pct=0.5", "--xfbench_burn_mem_pct=0.5: expected 1 to 95"},
       {"--xfbench_burn_dtypes=int8", "--xfbench_burn_dtypes: unknown dtype 'int8'"},
+      {"--xfbench_burn_inputs=zeros", "--xfbench_burn_inputs=zeros: expected signed or gpu-burn"},
       {"--xfbench_gpus=zero", "--xfbench_gpus: 'zero' is not a GPU index"},
   };
   for (const auto& c : cases) {

@@ -51,6 +51,23 @@ TEST(BurnOptions, Dtypes) {
             "or fp8)");
 }
 
+TEST(BurnOptions, Inputs) {
+  EXPECT_EQ(parse_burn_inputs("signed"), BurnInputs::signed_unit);
+  EXPECT_EQ(parse_burn_inputs("gpu-burn"), BurnInputs::gpu_burn);
+  EXPECT_EQ(rejection([] { parse_burn_inputs("positive"); }),
+            "--xfbench_burn_inputs=positive: expected signed or gpu-burn");
+  for (Dtype t : parse_burn_dtypes({})) {
+    const InputRange s = input_range(BurnInputs::signed_unit, t);
+    EXPECT_EQ(s.lo, -1);
+    EXPECT_EQ(s.hi, 1);
+    // gpu-burn's [0, 10) in its own modes only: fp16 results of such products would overflow.
+    const bool gpu_burn_mode = t == Dtype::fp64 || t == Dtype::fp32 || t == Dtype::tf32;
+    const InputRange g = input_range(BurnInputs::gpu_burn, t);
+    EXPECT_EQ(g.lo, gpu_burn_mode ? 0 : -1) << to_string(t);
+    EXPECT_EQ(g.hi, gpu_burn_mode ? 10 : 1) << to_string(t);
+  }
+}
+
 TEST(BurnOptions, ProductsAndNames) {
   for (Dtype t : parse_burn_dtypes({})) {
     const BurnShape s = burn_shape(t);

@@ -177,6 +177,10 @@ TEST(BurnReport, CountersAndLabel) {
   EXPECT_EQ(burn_label(r),
             "gpu0 OK; gpu1 FAULTY (3 errors) [3 in window 0]; gpu2 NOT RUN (out of memory: x); "
             "algo=66");
+  r.inputs = {0, 10};  // gpu-burn's inputs are named; the default [-1, 1) is not
+  EXPECT_EQ(burn_label(r),
+            "gpu0 OK; gpu1 FAULTY (3 errors) [3 in window 0]; gpu2 NOT RUN (out of memory: x); "
+            "algo=66; inputs in [0, 10)");
   r.slots[2].unsupported = true;
   EXPECT_EQ(counters(r).at("gpus_not_run"), 0);  // a GPU without the dtype is skipped, not failed
 }

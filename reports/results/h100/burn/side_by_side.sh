@@ -5,7 +5,9 @@
 # burns the same time; the two alternate, so neither always inherits the other's heat.
 #   reports/results/h100/burn/side_by_side.sh build/burn-dev [seconds [group...]]   (under $OUT)
 # A group is xfbench dtypes, e.g. fp32 or 'bf16|fp8'; tf32, fp32 and fp64 follow gpu-burn's -tc,
-# default and -d modes. Default groups: tf32 fp32 fp64 'bf16|fp16|fp8'.
+# default and -d modes. Default groups: tf32 fp32 fp64 'bf16|fp16|fp8'. A group ending in
+# @gpu-burn (fp64@gpu-burn) burns gpu-burn's inputs, [0, 10), instead of [-1, 1)
+# (--xfbench_burn_inputs), into xfbench_<dtypes>_gpu-burn.json.
 set -uo pipefail
 build="$1"
 seconds="${2:-30}"
@@ -30,23 +32,27 @@ peer() {  # peer ARGS...: one gpu-burn run, its output appended to gpu_burn.log
   } >>"$out/gpu_burn.log" 2>&1
 }
 
-xf() {  # xf 'fp64|bf16' NAME: xfbench's Burn cases of those dtypes into xfbench_NAME.json
+xf() {  # xf 'fp64|bf16' NAME INPUTS: xfbench's Burn cases of those dtypes into xfbench_NAME.json
   {
-    echo "== xfbench Burn $1"
+    echo "== xfbench Burn $1, inputs $3"
     "$build/bin/xfbench" --benchmark_filter="^Burn/($1)/" --xfbench_burn_dtypes="${1//|/,}" \
-      --xfbench_burn_seconds="$seconds" --benchmark_out="$out/xfbench_$2.json" \
-      --benchmark_out_format=json
+      --xfbench_burn_seconds="$seconds" --xfbench_burn_inputs="$3" \
+      --benchmark_out="$out/xfbench_$2.json" --benchmark_out_format=json
     echo "== exit $?"
   } >>"$out/xfbench.log" 2>&1
 }
 
 for g in "${groups[@]}"; do
-  case "$g" in
+  dtypes="${g%@*}" inputs=signed
+  [ "$dtypes" = "$g" ] || inputs="${g#*@}"
+  case "$dtypes" in
     tf32) peer -tc "$seconds" ;;
     fp32) peer "$seconds" ;;
     fp64) peer -d "$seconds" ;;
   esac
-  xf "$g" "${g//|/_}"
+  name="${dtypes//|/_}"
+  [ "$inputs" = signed ] || name="${name}_$inputs"
+  xf "$dtypes" "$name" "$inputs"
 done
 grep -E "Gflop/s|GPU 0:" "$out/gpu_burn.log" | tail -6
 grep -E "^Burn/.* gpu0 " "$out/xfbench.log"
