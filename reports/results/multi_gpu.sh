@@ -12,7 +12,10 @@
 #
 #   tests       the multi-GPU tests (test_parallel, test_tensor_parallel, test_transfer,
 #               test_nccl_wait, test_burn) and the inventory (xfbench --xfbench_devices, nvidia-smi)
-#   p2p         P2P uni/bi, peer/nopeer, latency for every ordered pair
+#   p2p         P2P uni/bi, peer/nopeer, latency for every ordered pair; a 5th argument picks the
+#               cases after "P2P/" (a regex): on 4 GPUs all took 162 s, most of it the latency
+#               through the host (up to the 10 s time-out each), so on 8 run '(uni|bi)/', then
+#               'latency/.*/src:[0-3]/' and 'latency/.*/src:[4-7]/' (p2p_<n>.json each)
 #   nccl        NCCL all-reduce, all-gather, reduce-scatter, all-to-all fp32 8 B..4 GiB on all GPUs,
 #               then torch.distributed on the same cases (reports/peer_torch.py under torchrun):
 #               both sides in one call, as a ratio needs
@@ -55,8 +58,9 @@ tests)
     echo "$t rc=$?" | tee -a "$out/tests.log"
   done ;;
 p2p)
-  timeout 280 "$bin/xfbench" --benchmark_filter='^P2P/' --xfbench_gpus="$all" \
-    --xfbench_p2p_sizes=256MiB --benchmark_out="$out/p2p.json" --benchmark_out_format=json ;;
+  n=$(find "$out" -maxdepth 1 -name "p2p*.json" | wc -l)
+  timeout 580 "$bin/xfbench" --benchmark_filter="^P2P/${5:-}" --xfbench_gpus="$all" \
+    --xfbench_p2p_sizes=256MiB --benchmark_out="$out/p2p${5:+_$n}.json" --benchmark_out_format=json ;;
 nccl)
   sizes=8B,1KiB,64KiB,1MiB,16MiB,64MiB,256MiB,1GiB,4GiB
   timeout 270 "$bin/xfbench" --benchmark_filter="^NCCL/(allreduce|allgather|reducescatter|alltoall)/fp32/gpus:$gpus/" \
