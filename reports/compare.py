@@ -216,7 +216,7 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                     if c is None:
                         row.append("—")
                     elif c.error:
-                        row.append("error")
+                        row.append(c.error_cell())
                     else:
                         v = c.value(m)
                         cell = loader.fmt_metric(m, v)

@@ -88,6 +88,15 @@ class Case:
         self.error = None                 # error message if every repetition failed
         self.label = ""
 
+    @property
+    def unsupported(self):
+        """Not run because this machine cannot (xfbench's and the peers' 'unsupported: why')."""
+        return bool(self.error) and self.error.startswith("unsupported")
+
+    def error_cell(self):
+        """What a table cell of a failed case shows."""
+        return "n/a" if self.unsupported else "error"
+
     def _entries(self):
         """Entries the value is taken from: repetitions, else the median/mean aggregate."""
         if self.reps:
@@ -149,7 +158,7 @@ class Run:
         self.label = label or os.path.splitext(os.path.basename(path))[0]
         self.context = {}
         self.cases = {}
-        self.problems = []   # (kind, message): kind is 'bad-file', 'empty' or 'error'
+        self.problems = []   # (kind, message): 'bad-file', 'empty', 'error' or 'unsupported'
 
     def problem(self, kind, msg, quiet=False):
         self.problems.append((kind, msg))
@@ -228,7 +237,9 @@ def load(path, label=None, backend_map=None, quiet=False):
     for case in run.cases.values():
         if case.error and (case.reps or case.aggs):
             case.error = None  # some repetitions succeeded; the failed ones are dropped
-        if case.error:
+        if case.unsupported:  # listed by the tables, not a failure
+            run.problem("unsupported", f"{case.name}: {case.error}", quiet=True)
+        elif case.error:
             run.problem("error", f"{case.name}: {case.error}", quiet)
     if not run.cases:
         run.problem("empty", "empty run (no benchmark results)", quiet)

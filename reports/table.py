@@ -60,8 +60,8 @@ def pivot(title, cases, row_of, col_of, metric, corner="", notes=None):
                 shown.append("—")
                 raw.append(None)
             elif c.error:
-                shown.append("error")
-                raw.append("error")
+                shown.append(c.error_cell())
+                raw.append(c.error_cell())
             else:
                 v = c.value(metric)
                 shown.append(loader.fmt_num(v))
@@ -219,8 +219,8 @@ def trainstep_tables(cases):
         for c in sorted(cs, key=lambda c: _parallelism(c)[0]):
             row = _parallelism(c)[1]
             if c.error:
-                t.add([row, "error", *["—" for _ in PARALLEL_COLUMNS[1:]]],
-                      [row, "error", *[None for _ in PARALLEL_COLUMNS[1:]]])
+                t.add([row, c.error_cell(), *["—" for _ in PARALLEL_COLUMNS[1:]]],
+                      [row, c.error_cell(), *[None for _ in PARALLEL_COLUMNS[1:]]])
                 continue
             vals = [c.value(m) for m, _ in PARALLEL_COLUMNS]
             t.add([row, *[loader.fmt_num(v) for v in vals]], [row, *vals])
@@ -242,7 +242,8 @@ def flat_table(title, cases):
     t = Table(title, ["case", "time", *metrics])
     for c in cases:
         if c.error:
-            t.add([c.name, "error", *["—" for _ in metrics]], [c.name, "error", *[None for _ in metrics]])
+            t.add([c.name, c.error_cell(), *["—" for _ in metrics]],
+                  [c.name, c.error_cell(), *[None for _ in metrics]])
             continue
         vals = [c.value(m) for m in ["time", *metrics]]
         t.add([c.name, loader.fmt_time(vals[0]), *[loader.fmt_num(v) for v in vals[1:]]],
@@ -276,12 +277,14 @@ def tables_for(run):
         if rest:
             title = fam if not used else f"{fam} (other cases)"
             out.append(flat_table(title, rest))
-    errors = [c for c in run.cases.values() if c.error]
-    if errors:
-        t = Table("Errors", ["case", "error"])
-        for c in errors:
-            t.add([c.name, c.error])
-        out.append(t)
+    for title, head, pick in (("Errors", "error", lambda c: not c.unsupported),
+                              ("Not run on this machine (n/a)", "why", lambda c: c.unsupported)):
+        listed = [c for c in run.cases.values() if c.error and pick(c)]
+        if listed:
+            t = Table(title, ["case", head])
+            for c in listed:
+                t.add([c.name, c.error])
+            out.append(t)
     return out
 
 

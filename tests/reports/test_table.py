@@ -1,5 +1,6 @@
 from reports_helpers import fixture, run_cli  # first: puts the repository root on sys.path
 import csv
+import json
 
 import pytest
 
@@ -159,3 +160,29 @@ def test_multi_gpu_trainstep_table_from_the_p2p_on_and_off_runs(tmp_path):
     r = run_cli("-m", "reports", "table", str(single))
     assert "multi-GPU" not in r.stdout
     assert "| TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused | 38 ms |" in r.stdout
+
+
+def test_unsupported_cases_are_na_not_errors(tmp_path):
+    # A case this machine cannot run ("unsupported: why", as xfbench and the peers write it) is
+    # "n/a" in its cell and listed apart, without a warning; a real error stays an error.
+    def case(name, **fields):
+        return {"name": name, "run_name": name, "run_type": "iteration", "iterations": 1,
+                "real_time": 700.0, "cpu_time": 700.0, "time_unit": "us", **fields}
+    uni = "P2P/uni/{}/sm/src:{}/dst:{}/bytes:268435456/manual_time"
+    why = "unsupported: an SM copy between GPUs needs peer access"
+    run = {"context": {"host_name": "h"}, "benchmarks": [
+        case(uni.format("peer", 0, 1), **{"GB/s": 370.0}),
+        case(uni.format("peer", 1, 0), error_occurred=True, error_message="CUDA error: boom"),
+        case(uni.format("nopeer", 0, 1), error_occurred=True, error_message=why),
+        case(uni.format("nopeer", 1, 0), error_occurred=True, error_message=why)]}
+    path = tmp_path / "p2p.json"
+    path.write_text(json.dumps(run))
+    r = run_cli("-m", "reports", "table", str(path))
+    assert r.returncode == 0
+    assert "| src 0 | — | 370.0 |" in r.stdout and "| src 1 | error | — |" in r.stdout
+    assert "| src 0 | — | n/a |" in r.stdout and "| src 1 | n/a | — |" in r.stdout
+    errors, na = r.stdout.split("### Errors")[1].split("### Not run on this machine (n/a)")
+    assert "CUDA error: boom" in errors and why not in errors
+    assert na.count(why) == 2
+    failed = uni.format("peer", 1, 0).replace("/manual_time", "")
+    assert r.stderr.strip().splitlines() == [f"{path}: {failed}: CUDA error: boom"]
