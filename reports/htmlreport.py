@@ -56,7 +56,7 @@ def build(runs, image="svg", title=None, alpha=0.05):
                       if len(runs) > 1 else f"xfbench run: {runs[0].label}")
     parts = [f"<h1>{e(title)}</h1>",
              f'<p class="note">generated {datetime.date.today().isoformat()} by python3 -m reports html</p>']
-    problems = [f"{r.path}: {m}" for r in runs for _, m in r.problems]
+    problems = [f"{r.path}: {m}" for r in runs for k, m in r.problems if k != "unsupported"]
     if problems:
         parts.append("<h2>Problems</h2><ul>" +
                      "".join(f'<li class="err">{e(p)}</li>' for p in problems) + "</ul>")
