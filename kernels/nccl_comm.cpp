@@ -42,7 +42,8 @@ struct MpiSession {
   MpiSession() {
     int ready = 0;
     MPI_Initialized(&ready);
-    if (!ready) MPI_Init(nullptr, nullptr);
+    int provided = 0;  // MPI from the main thread only; the ranks' threads run CUDA and NCCL
+    if (!ready) MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   }
   ~MpiSession() {
     int done = 0;
