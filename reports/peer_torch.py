@@ -706,6 +706,15 @@ def summary_line(spec, reps):
     return line + "".join(f"  [{lab}]" for lab in labels)
 
 
+def error_message(e):
+    """(the error entry's message, whether the case failed): a case this machine cannot run is
+    `unsupported: why`, as xfbench writes it, and no failure (the reports show it as n/a)."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    if isinstance(e, nccl.Unsupported):
+        return f"unsupported: {first}", False
+    return f"{type(e).__name__}: {first}".strip(), True
+
+
 def run_cases(torch, specs, args, context):
     dev = torch.device("cuda", args.device)
     device_nvml = open_nvml(torch, args.device) if args.mode == "steady" else None
@@ -737,8 +746,8 @@ def run_cases(torch, specs, args, context):
             entries += gb_entries(spec, reps, fi, ii, mem)
             print(summary_line(spec, reps), flush=True)
         except Exception as e:  # one failed case must not stop the run (as SkipWithError)
-            failed += 1
-            msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()
+            msg, is_failure = error_message(e)
+            failed += is_failure
             print(f"{spec.gb_name:<60} ERROR {msg}", file=sys.stderr, flush=True)
             entries.append(error_entry(spec, msg, fi, ii))
         finally:

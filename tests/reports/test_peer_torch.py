@@ -131,6 +131,13 @@ def test_json_is_google_benchmark_shaped_and_loads(tmp_path):
     assert run.cases["Matmul/fp32/NN/m:2048/n:2048/k:2048"].error == "RuntimeError: boom"
 
 
+def test_unsupported_is_written_as_xfbench_and_not_a_failure():
+    # "unsupported: why" is what xfbench writes and what the reports show as n/a, not an error.
+    msg, failed = peer.error_message(peer.nccl.Unsupported("8 B is less than one fp32 element"))
+    assert (msg, failed) == ("unsupported: 8 B is less than one fp32 element", False)
+    assert peer.error_message(RuntimeError("CUDA error\nmore")) == ("RuntimeError: CUDA error", True)
+
+
 def test_filter_and_cudnn_format():
     sel = peer.select(peer.default_specs(peer.ALL_FAMILIES), r"seq:512.*fwdbwd|fwdbwd/seq:512")
     assert sel and all("fwdbwd/seq:512" in s.name for s in sel)
