@@ -91,7 +91,7 @@ class Case:
     @property
     def unsupported(self):
         """Not run because this machine cannot (xfbench's and the peers' 'unsupported: why')."""
-        return bool(self.error) and self.error.startswith("unsupported")
+        return bool(self.error) and self.error.lower().startswith("unsupported")
 
     def error_cell(self):
         """What a table cell of a failed case shows."""
