@@ -9,6 +9,7 @@
 #include "kernels/adamw.hpp"
 #include "kernels/grad_norm.hpp"
 #include "kernels/nccl_comm.hpp"
+#include "rank_threads.hpp"
 #include "tensor_parallel.hpp"
 #include "xfbench/memory.hpp"
 #define XFBENCH_USE_NCCL
@@ -77,7 +78,7 @@ struct ParallelTrainer::Rank {
   std::unique_ptr<LanguageModel> model;
   LanguageModel::Flat flat;
   cudaStream_t compute = nullptr, communicate = nullptr;
-  cudaEvent_t start = nullptr, comm_done = nullptr, done = nullptr;
+  cudaEvent_t start = nullptr, comm_done = nullptr, done = nullptr;  // of the rank's step
   std::vector<cudaEvent_t> ready;  // per bucket: its gradients are final
   // zero2: the rank's chunks are reduced, updated and gathered in place in the flat buffers;
   // shard_state holds their fp32 master weights (unless the weights are fp32: then the chunks of
@@ -124,15 +125,13 @@ struct ParallelTrainer::Impl {
   std::vector<cudaEvent_t> comm_begin, comm_end;
   cudaEvent_t backward_end = nullptr;
   bool timing = false;
-  std::unique_ptr<RankThreads> threads;  // tp: one host thread per local rank
+  // One host thread per local rank: one thread enqueueing every rank's thousands of launches per
+  // step would start the later ranks late, and each collective waits for the last rank.
+  std::unique_ptr<RankThreads> threads;
 
-  // f(rank) for every local rank with its device current: tp on the ranks' threads.
+  // f(rank) on every local rank's thread with its device current; returns when all have.
   void each_rank(const std::function<void(Rank&)>& f) {
-    if (threads) return threads->run([&](int i) { f(*ranks[i]); });
-    for (auto& r : ranks) {
-      OnDevice on(r->device);
-      f(*r);
-    }
+    threads->run([&](int i) { f(*ranks[i]); });
   }
   // f(rank) enqueues on the rank's compute stream, after the work on `stream`, which then waits
   // for every rank.
@@ -150,13 +149,9 @@ struct ParallelTrainer::Impl {
     for (auto& r : ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(stream, r->done, 0));
   }
 
-  void collectives(const std::function<void(Rank&)>& issue) {
-    XF_NCCL_CHECK(ncclGroupStart());
-    for (auto& r : ranks) issue(*r);
-    XF_NCCL_CHECK(ncclGroupEnd());
-  }
-  void reduce_buckets();
-  void zero2_update();
+  void rank_step(Rank& r);
+  void reduce_buckets(Rank& r, bool timed);
+  void zero2_update(Rank& r);
 };
 
 ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism mode,
@@ -194,7 +189,7 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   }
   Rank& first = *m.ranks.front();
   const std::size_t element_bytes = first.flat.element_bytes;
-  if (tp) m.threads = std::make_unique<RankThreads>(devices);
+  m.threads = std::make_unique<RankThreads>(devices);
   if (!tp)  // tp reduces inside the blocks: no buckets
     m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
                           std::max<std::size_t>(bucket_bytes / element_bytes, 1));
@@ -272,80 +267,90 @@ void ParallelTrainer::tune() {
   impl_->each_rank([](Rank& r) { r.model->tune(); });
 }
 
-// Each bucket, once every rank's backward has finished it: all-reduced (dp) or reduce-scattered
-// in place, each rank's chunk reduced where it lies (zero2), averaged, on the communication
-// streams.
-void ParallelTrainer::Impl::reduce_buckets() {
+// Rank r's bucket by bucket, each once r's backward has finished it: all-reduced (dp) or
+// reduce-scattered in place, r's chunk reduced where it lies (zero2), averaged, on r's
+// communication stream; NCCL matches them with the other ranks' calls on their threads.
+void ParallelTrainer::Impl::reduce_buckets(Rank& r, bool timed) {
   const ncclDataType_t type = nccl_type(c.precision);
+  const std::size_t e = r.flat.element_bytes;
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     const Bucket& k = plan.buckets[b];
-    for (auto& r : ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(r->communicate, r->ready[b], 0));
-    if (timing) XF_CUDA_CHECK(cudaEventRecord(comm_begin[b], ranks.front()->communicate));
-    collectives([&](Rank& r) {
-      const std::size_t e = r.flat.element_bytes;
-      void* bucket = at<char>(r.flat.grads, k.begin * e);
-      if (mode == Parallelism::dp)
-        XF_NCCL_CHECK(
-            ncclAllReduce(bucket, bucket, k.end - k.begin, type, ncclAvg, r.comm, r.communicate));
-      else
-        XF_NCCL_CHECK(ncclReduceScatter(bucket,
-                                        at<char>(r.flat.grads, plan.chunk_begin(k, r.rank) * e),
-                                        k.chunk, type, ncclAvg, r.comm, r.communicate));
-    });
-    if (timing) XF_CUDA_CHECK(cudaEventRecord(comm_end[b], ranks.front()->communicate));
+    XF_CUDA_CHECK(cudaStreamWaitEvent(r.communicate, r.ready[b], 0));
+    if (timed) XF_CUDA_CHECK(cudaEventRecord(comm_begin[b], r.communicate));
+    void* bucket = at<char>(r.flat.grads, k.begin * e);
+    if (mode == Parallelism::dp)
+      XF_NCCL_CHECK(
+          ncclAllReduce(bucket, bucket, k.end - k.begin, type, ncclAvg, r.comm, r.communicate));
+    else
+      XF_NCCL_CHECK(ncclReduceScatter(bucket,
+                                      at<char>(r.flat.grads, plan.chunk_begin(k, r.rank) * e),
+                                      k.chunk, type, ncclAvg, r.comm, r.communicate));
+    if (timed) XF_CUDA_CHECK(cudaEventRecord(comm_end[b], r.communicate));
   }
 }
 
-// zero2 after the reduce-scatters, on the communication streams: the global norm from the ranks'
-// partial sums, clipping, AdamW on each of the rank's chunks, the weights all-gathered in place.
-void ParallelTrainer::Impl::zero2_update() {
+// zero2 after rank r's reduce-scatters, on its communication stream: the global norm from the
+// ranks' partial sums, clipping, AdamW on each of r's chunks, the weights all-gathered in place.
+void ParallelTrainer::Impl::zero2_update(Rank& r) {
   const std::size_t S = plan.shard_elements;
   const kernels::AdamWConfig config{c.adamw.lr, c.adamw.beta1, c.adamw.beta2, c.adamw.eps,
                                     c.adamw.weight_decay};
   const std::size_t partials = kernels::grad_norm_scratch_bytes() / sizeof(float);
-  for (auto& r : ranks) {
-    OnDevice on(r->device);
-    with_type(c.precision, [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      kernels::grad_norm_partials<T>(r->flat.norm_scratch, static_cast<const T*>(r->flat.grads),
-                                     *r->shard_pieces, r->communicate);
-    });
-  }
-  collectives([&](Rank& r) {
-    XF_NCCL_CHECK(ncclAllReduce(r.flat.norm_scratch, r.flat.norm_scratch, partials, ncclFloat32,
-                                ncclSum, r.comm, r.communicate));
+  with_type(c.precision, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    kernels::grad_norm_partials<T>(r.flat.norm_scratch, static_cast<const T*>(r.flat.grads),
+                                   *r.shard_pieces, r.communicate);
   });
-  for (auto& r : ranks) {
-    OnDevice on(r->device);
-    kernels::grad_norm_finish(r->flat.scalars, r->flat.norm_scratch, c.max_grad_norm,
-                              r->flat.loss_scaling, r->communicate);
-    with_type(c.precision, [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
-        const Bucket& b = plan.buckets[i];
-        const kernels::AdamWPlan& chunk = r->chunk_plans[i];
-        if (chunk.num_pieces() == 0) continue;  // padding only
-        const std::size_t at_chunk = plan.chunk_begin(b, r->rank);
-        T* weights = r->weights_are_master() ? nullptr : at<T>(r->flat.params, at_chunk);
-        const T* grads = at<T>(r->flat.grads, at_chunk);
-        float *master = r->master(plan, b), *m1 = r->moment1(plan, b), *m2 = m1 + S;
-        if (c.optimizer == kernels::OptimizerKind::fused)
-          kernels::adamw_fused<T>(weights, master, m1, m2, grads, chunk, config, r->flat.scalars,
-                                  r->communicate);
-        else
-          kernels::adamw_unfused<T>(weights, master, m1, m2, grads, r->flat.adamw_scratch, chunk,
-                                    config, r->flat.scalars, r->communicate);
-      }
-    });
-  }
+  XF_NCCL_CHECK(ncclAllReduce(r.flat.norm_scratch, r.flat.norm_scratch, partials, ncclFloat32,
+                              ncclSum, r.comm, r.communicate));
+  kernels::grad_norm_finish(r.flat.scalars, r.flat.norm_scratch, c.max_grad_norm,
+                            r.flat.loss_scaling, r.communicate);
+  with_type(c.precision, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    for (std::size_t i = 0; i < plan.buckets.size(); ++i) {
+      const Bucket& b = plan.buckets[i];
+      const kernels::AdamWPlan& chunk = r.chunk_plans[i];
+      if (chunk.num_pieces() == 0) continue;  // padding only
+      const std::size_t at_chunk = plan.chunk_begin(b, r.rank);
+      T* weights = r.weights_are_master() ? nullptr : at<T>(r.flat.params, at_chunk);
+      const T* grads = at<T>(r.flat.grads, at_chunk);
+      float *master = r.master(plan, b), *m1 = r.moment1(plan, b), *m2 = m1 + S;
+      if (c.optimizer == kernels::OptimizerKind::fused)
+        kernels::adamw_fused<T>(weights, master, m1, m2, grads, chunk, config, r.flat.scalars,
+                                r.communicate);
+      else
+        kernels::adamw_unfused<T>(weights, master, m1, m2, grads, r.flat.adamw_scratch, chunk,
+                                  config, r.flat.scalars, r.communicate);
+    }
+  });
   const ncclDataType_t type = nccl_type(c.precision);
-  collectives([&](Rank& r) {
-    const std::size_t e = r.flat.element_bytes;
-    for (const Bucket& k : plan.buckets)
-      XF_NCCL_CHECK(ncclAllGather(at<char>(r.flat.params, plan.chunk_begin(k, r.rank) * e),
-                                  at<char>(r.flat.params, k.begin * e), k.chunk, type, r.comm,
-                                  r.communicate));
+  const std::size_t e = r.flat.element_bytes;
+  XF_NCCL_CHECK(ncclGroupStart());  // one launch for all the buckets' gathers
+  for (const Bucket& k : plan.buckets)
+    XF_NCCL_CHECK(ncclAllGather(at<char>(r.flat.params, plan.chunk_begin(k, r.rank) * e),
+                                at<char>(r.flat.params, k.begin * e), k.chunk, type, r.comm,
+                                r.communicate));
+  XF_NCCL_CHECK(ncclGroupEnd());
+}
+
+// dp and zero2, rank r's step on its thread, its compute stream already after the caller's work:
+// forward and backward recording each bucket's event, the buckets' collectives as they become
+// ready, then zero2's update or dp's optimizer step.
+void ParallelTrainer::Impl::rank_step(Rank& r) {
+  const bool timed = timing && &r == ranks.front().get();
+  XF_CUDA_CHECK(cudaEventRecord(r.start, r.compute));
+  XF_CUDA_CHECK(cudaStreamWaitEvent(r.communicate, r.start, 0));
+  r.model->compute_gradients(r.compute, [&](int point) {
+    for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+      if (plan.buckets[b].ready_point == point)
+        XF_CUDA_CHECK(cudaEventRecord(r.ready[b], r.compute));
   });
+  if (timed) XF_CUDA_CHECK(cudaEventRecord(backward_end, r.compute));
+  reduce_buckets(r, timed);
+  if (mode == Parallelism::zero2) zero2_update(r);
+  XF_CUDA_CHECK(cudaEventRecord(r.comm_done, r.communicate));
+  XF_CUDA_CHECK(cudaStreamWaitEvent(r.compute, r.comm_done, 0));
+  if (mode == Parallelism::dp) r.model->optimizer_step(r.compute);
 }
 
 void ParallelTrainer::compute_gradients(cudaStream_t stream) {
@@ -356,35 +361,7 @@ void ParallelTrainer::step(cudaStream_t stream) {
   Impl& m = *impl_;
   if (m.mode == Parallelism::tp)  // the blocks reduce, the norm adds the ranks' parts
     return m.on_compute_streams(stream, [](Rank& r) { r.model->step(r.compute); });
-  {
-    OnDevice on(m.first_device);
-    XF_CUDA_CHECK(cudaEventRecord(m.fork, stream));
-  }
-  // Every rank's forward and backward, each bucket's event recorded as the backward finishes it.
-  for (auto& r : m.ranks) {
-    OnDevice on(r->device);
-    XF_CUDA_CHECK(cudaStreamWaitEvent(r->compute, m.fork, 0));
-    XF_CUDA_CHECK(cudaStreamWaitEvent(r->communicate, m.fork, 0));
-    Rank& rank = *r;
-    r->model->compute_gradients(r->compute, [&](int point) {
-      for (std::size_t b = 0; b < m.plan.buckets.size(); ++b)
-        if (m.plan.buckets[b].ready_point == point)
-          XF_CUDA_CHECK(cudaEventRecord(rank.ready[b], rank.compute));
-    });
-    if (m.timing && r == m.ranks.front())
-      XF_CUDA_CHECK(cudaEventRecord(m.backward_end, r->compute));
-  }
-  m.reduce_buckets();
-  if (m.mode == Parallelism::zero2) m.zero2_update();
-  for (auto& r : m.ranks) {
-    OnDevice on(r->device);
-    XF_CUDA_CHECK(cudaEventRecord(r->comm_done, r->communicate));
-    XF_CUDA_CHECK(cudaStreamWaitEvent(r->compute, r->comm_done, 0));
-    if (m.mode == Parallelism::dp) r->model->optimizer_step(r->compute);
-    XF_CUDA_CHECK(cudaEventRecord(r->done, r->compute));
-  }
-  OnDevice on(m.first_device);
-  for (auto& r : m.ranks) XF_CUDA_CHECK(cudaStreamWaitEvent(stream, r->done, 0));
+  m.on_compute_streams(stream, [&m](Rank& r) { m.rank_step(r); });
 }
 
 ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {

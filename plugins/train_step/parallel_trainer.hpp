@@ -7,20 +7,20 @@
 //          final (parallel_plan.hpp); a communication stream per GPU waits for it and all-reduces
 //          the bucket (average) while the backward goes on; then each GPU runs the same norm,
 //          clipping and AdamW on the same gradients (LanguageModel::optimizer_step).
-//   zero2  each bucket is reduce-scattered instead (average): every rank gets its chunk of every
-//          bucket, contiguous in its shard buffer; the global norm adds the ranks' partial sums
-//          of squares (an all-reduce of grad_norm_scratch); the fused (or unfused) AdamW updates
-//          the rank's shard of the fp32 master weights and moments and writes its weights' shard;
-//          the buckets are all-gathered into every rank's weights.
+//   zero2  each bucket is reduce-scattered instead (average), in place: every rank gets its
+//          chunk of every bucket where it lies in the flat gradients; the global norm adds the
+//          ranks' partial sums of squares (an all-reduce of grad_norm_scratch); the fused (or
+//          unfused) AdamW updates the rank's chunks of the fp32 master weights and moments (its
+//          shard) and writes its chunks of the weights, which are all-gathered in place.
 //   tp     Megatron-LM's tensor parallelism over all ranks (kernels::TrainConfig::tp_size): every
 //          rank trains on the same batch with its shard of each block (heads, FFN columns), the
 //          blocks all-reduce their row-parallel outputs in the forward and their column-parallel
 //          input gradients in the backward, and each rank's AdamW updates its shard and the
-//          parameters every rank holds whole (same gradients, same result). Each rank's step is
-//          enqueued by its own host thread (tensor_parallel.hpp). Not combined with dp.
+//          parameters every rank holds whole (same gradients, same result). Not combined with dp.
 //
-// No host synchronisation inside a step: the ranks' streams start from an event on the caller's
-// stream and the caller's stream waits for all of them.
+// Each local rank's step is enqueued by its own host thread (rank_threads.hpp). No host
+// synchronisation inside a step: the ranks' streams start from an event on the caller's stream
+// and the caller's stream waits for all of them.
 #pragma once
 
 #include <cuda_runtime_api.h>

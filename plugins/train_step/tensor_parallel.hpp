@@ -1,8 +1,6 @@
-// Tensor parallelism's host side (parallel_trainer.hpp's tp). A tensor-parallel block calls its
-// all-reduce between its own kernels (kernels/transformer_block.hpp, TpReduce), so no single host
-// thread can enqueue the ranks' steps one after another: each local rank's step is enqueued by a
-// thread of its own, all ranks making the same NCCL calls in the same order (NCCL lets each thread
-// drive its own communicator without group calls).
+// Tensor parallelism's host side (parallel_trainer.hpp's tp): a tensor-parallel block calls its
+// all-reduce between its own kernels (kernels/transformer_block.hpp, TpReduce), on the rank's own
+// thread (rank_threads.hpp), all ranks making the same NCCL calls in the same order.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,23 +13,6 @@
 #include "kernels/transformer_block.hpp"
 
 namespace xfbench::train {
-
-// One host thread per local rank, kept for the owner's life.
-class RankThreads {
- public:
-  explicit RankThreads(const std::vector<int>& devices);
-  ~RankThreads();
-  RankThreads(const RankThreads&) = delete;
-  RankThreads& operator=(const RankThreads&) = delete;
-
-  // Runs f(i) on thread i with devices[i] current, for every i; returns once all have returned
-  // (a host join: what they enqueued may still run) and rethrows the first exception.
-  void run(const std::function<void(int local)>& f);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
 
 // The GPU time of one rank's reductions: while `on`, each is enqueued between two events.
 class ReduceTimes {
