@@ -76,3 +76,48 @@ done
 # has 36 layers to BERT-large's 24) approach the GPUs' step time, later ranks start late and every
 # collective waits for the last one. Next: a host thread per rank for dp and zero2, as tp has,
 # measured against this build in one call.
+#
+# ===== Session 12 (2026-11-27), another 4x H200 machine (nvidia-h200-x4), four calls. Build: main
+# fcd1952's device build in build/c10 (later main commits before the merge touch no device code),
+# with the train_step plugin and the multi-GPU tests of branch rank-threads (.carry/rt, merged as
+# dbe15d7: each local rank's step on its own host thread, its collectives on its own communicator)
+# and of branch comm-priority (.carry/rtp: on top, the communication streams at the highest
+# priority) swapped in for the A/B. BM and GM as above.
+#
+# Call 1 (432 s): rank-threads' test_parallel and test_tensor_parallel, main's test_transfer and
+# test_burn (s12_tests.log): 6/6, 4/4, 18/18 (13119bf's count of too-small sharded cases holds at
+# 4 ranks), 30/30. Then gpt2-large one GPU + dp + zero2 on the 4 GPUs, one repetition each, with
+# main's plugin, rank-threads' and comm-priority's (s12_ab_gpt2_{main,rank_threads,comm_priority}.json):
+xfbench --xfbench_gpus=0,1,2,3 --xfbench_train_parallel=dp,zero2 \
+  --benchmark_filter="^TrainStep/fused/$GM(/(dp|zero2)/gpus:4/p2p:on)?/iterations"
+#   plugin         one GPU   dp/gpus:4 (scaling, W)   zero2/gpus:4 (scaling, W)
+#   main            75.0     227.2 (0.757, 604 W)     234.1 (0.780, 586 W)
+#   rank-threads    75.3     269.5 (0.895, 684 W)     287.3 (0.954, 663 W)
+#   comm-priority   75.4     270.2 (0.896, 680 W)     288.6 (0.956, 671 W)
+# Confirmed: one host thread enqueueing four ranks' steps left the GPUs idle. A thread per rank
+# brings gpt2-large to 0.90 / 0.96; the stream priority adds 0.3% (noise): not merged.
+#
+# Calls 2 and 3 (166 s, 290 s), rank-threads, 3 repetitions, validated:
+xfbench ... $GM ... --benchmark_repetitions=3                      # s12_train_gpt2.json (4 GPUs)
+xfbench --xfbench_gpus=0,1 ... $GM ... --benchmark_repetitions=3   # s12_train_gpt2_gpus2.json
+xfbench ... $BM ... --benchmark_repetitions=3                      # s12_train_bert.json (4 GPUs)
+#   medians                       samples/s  TFLOPS/GPU  mem_GB  scaling  comm hidden  MHz   W
+#   gpt2-large one GPU              75.05      399.6     19.45                       1765  680
+#     dp/gpus:4                    269.9       359.2     19.45    0.899      58%       1809  672
+#     zero2/gpus:4                 287.9       383.1     12.48    0.959      82%       1789  667
+#     dp/gpus:2                    138.4       368.3     19.45    0.922      72%       1755  681
+#     zero2/gpus:2                 144.1       383.5     14.81    0.960      92%       1784  678
+#   BERT-large one GPU            1727.9       450.6     12.60                       1704  693
+#     dp/gpus:4                   6496.5       423.5     12.60    0.938      92%       1679  691
+#     zero2/gpus:4                6694.6       436.4      9.58    0.967      91%       1715  690
+# cv of the step time 0.6-1.6%. zero2 on 2 GPUs: 14.81 GB = 0.76x dp, the in-place arithmetic
+# (2 + 2 + 12/2 = 10 B per parameter + 7.05 GB activations). BERT's dp/zero2 scaling is as with
+# one thread (0.939 / 0.962 in session 11): its step is launch-light enough. This machine's one
+# GPU runs BERT 1.4% slower than session 11's (1728 vs 1752, 1704 vs 1735 MHz).
+#
+# Call 4 (180 s): P2P off, rank-threads, one repetition, validated (s12_train_off.json):
+NCCL_P2P_DISABLE=1 xfbench --xfbench_gpus=0,1,2,3 --xfbench_train_parallel=dp,zero2 \
+  --benchmark_filter="^TrainStep/fused/$M/(dp|zero2)/gpus:4/p2p:off/iterations"
+#   BERT dp 3373.9, zero2 3423.9; gpt2 dp 109.0, zero2 114.8 samples/s (session 11, one thread:
+#   3373, 3469, 97.3, 101.9): through the host the transport dominates, 0.52x (BERT) and 0.40x
+#   (gpt2) of P2P on.

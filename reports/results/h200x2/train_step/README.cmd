@@ -84,3 +84,15 @@ NCCL_P2P_DISABLE=1 torchrun --nproc-per-node=2 reports/peer_torch.py --families 
 # floor of this design; xfbench's zero2 still keeps separate shard buffers for the reduce-scattered
 # gradients and the weights to all-gather (2 B/parameter more: 0.84). tp:2 vs dp: 0.70x (BERT) and
 # 0.71x (gpt2) of dp's samples/s at 0.61x / 0.59x of its memory.
+#
+# Session 12 (2026-11-27), on two of a 4x H200 machine's GPUs (NV18 between every pair, 700 W,
+# the same H200 as above; reports/results/h200x4/README.cmd, call 3), after zero2 reduces and
+# gathers in place (14185aa) and each GPU's step got its own host thread (dbe15d7), 3 repetitions,
+# validated (zero2_inplace_gpus2.json):
+build/c10/bin/xfbench --xfbench_gpus=0,1 --xfbench_train_parallel=dp,zero2 --benchmark_repetitions=3 \
+  --benchmark_filter="^TrainStep/fused/$GM(/(dp|zero2)/gpus:2/p2p:on)?/iterations"
+#   gpt2-large s1024 b4: one GPU 75.0 samples/s, 19.45 GB; dp 138.4 (0.922), 19.45 GB;
+#   zero2 144.1 (0.960, 1.04x dp), 14.81 GB = 0.76x dp: the floor of this design computed above,
+#   reached. A ZeRO-2 that also partitions the gradients (2 + 1 + 6 = 9 B/parameter at N = 2)
+#   would reach (6.97 + 7.05)/19.45 = 0.72x: the <= 0.6x goal needs the activations sharded or
+#   recomputed (ZeRO-3 / checkpointing), not a better ZeRO-2.
