@@ -12,6 +12,7 @@
 
 #include "exit_codes.hpp"
 #include "inventory.hpp"
+#include "launcher.hpp"
 #include "plugin_loader.hpp"
 #include "reporters.hpp"
 #include "xfbench/detail/host.hpp"
@@ -90,10 +91,7 @@ bool selected(const std::string& name, std::string filter) {
 // Under mpirun/srun every rank runs the host: ranks other than 0 write their JSON to
 // <file>.rank<N> so they do not overwrite rank 0's (the launchers' rank variables, in this order).
 void separate_rank_outputs(int argc, char** argv, std::vector<std::string>& storage) {
-  const char* rank = nullptr;
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    if ((rank = std::getenv(var))) break;
-  }
+  const char* rank = host::launcher_rank();
   if (!rank || std::string(rank) == "0") return;
   const std::string flag = "--benchmark_out=";
   for (int i = 1; i < argc; ++i) {
@@ -140,7 +138,9 @@ int run(int argc, char** argv) {
                 "ECC) and how they are joined (NVLinks, PCIe path, P2P), then exit");
   const bool allow_plugin_errors =
       flag_bool("allow_plugin_errors", false, "exit 0 even when a plugin failed to load");
-  const long device = flag_int("device", 0, "index of the CUDA device to run on");
+  const long device = flag_int("device", 0,
+                               "index of the CUDA device to run on (under mpirun or srun: "
+                               "default the rank's index on its node, modulo the GPUs)");
   const std::string suite =
       flag_string("suite", "default",
                   "default (the core cases when no --benchmark_filter is given) or all (every "
@@ -221,7 +221,9 @@ int run(int argc, char** argv) {
                       "CUDA GPU.");
       if (cpu_cases == 0) return kNoGpu;
     } else if (gpu_cases > 0) {
-      select_device(int(device));  // throws InvalidArgument naming the device count
+      // throws InvalidArgument naming the device count
+      select_device(host::default_device(!arg_value(argc, argv, "--xfbench_device", "").empty(),
+                                         device, host::launcher_local_rank(), device_count()));
     }
     std::vector<std::string> versions;
     for (const LoadedPlugin& p : loader.plugins()) versions.push_back(p.name + " " + p.version);

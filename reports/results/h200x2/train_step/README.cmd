@@ -96,3 +96,25 @@ build/c10/bin/xfbench --xfbench_gpus=0,1 --xfbench_train_parallel=dp,zero2 --ben
 #   reached. A ZeRO-2 that also partitions the gradients (2 + 1 + 6 = 9 B/parameter at N = 2)
 #   would reach (6.97 + 7.05)/19.45 = 0.72x: the <= 0.6x goal needs the activations sharded or
 #   recomputed (ZeRO-3 / checkpointing), not a better ZeRO-2.
+#
+# Session 12, nvidia-h200-x2 (2x H200, NV18), one call: TrainStep under MPI on GPUs
+# for the first time. The MPI build (`cmake --preset mpi`, main dbe15d7, bin/xfbench and the
+# train_step plugin, libbenchmark beside them) under Debian's Open MPI 4.1.4 unpacked from its
+# .debs (openmpi-bin, libopenmpi3, openmpi-common, libevent-core/-pthreads, libhwloc15, libpmix2;
+# OPAL_PREFIX set, btl self,vader; the pmix plugins' dlopen warnings are that bundle's), then the
+# single-process build on the same cases, one repetition each, validated (P: the unpacked usr/):
+export OPAL_PREFIX=$P PATH=$P/bin:$PATH LD_LIBRARY_PATH=$P/lib/x86_64-linux-gnu:$P/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_mtl=^ofi OMPI_MCA_osc=^ucx
+mpirun -np 2 --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE build/mpi/bin/xfbench \
+  --xfbench_train_parallel=dp,zero2 --benchmark_filter="^TrainStep/fused/$BM(/(dp|zero2)/gpus:2/p2p:on)?/iterations" \
+  -x OPAL_PREFIX --benchmark_out=mpi_train.json --benchmark_out_format=json   # rank 1: .rank1
+build/c10/bin/xfbench --xfbench_gpus=0,1 ... (same filter)       # mpi_single_process.json
+#   BERT-large s128 b64/GPU   MPI (2 processes)          one process, 2 GPUs
+#   dp/gpus:2                 3300.7 samples/s, 12.6 GB   3324.5 (scaling 0.943)    MPI 0.993x
+#   zero2/gpus:2              3356.9, 10.59 GB            3374.1 (0.957)            MPI 0.995x
+# Both validated under MPI ("2 ranks (MPI, one GPU per process) ... 2 ranks == one GPU with 2x
+# the batch"). Found: the one-GPU case ran on GPU 0 in both processes at once (817.7 and 814.4
+# samples/s, 25.4 GB on rank 1's reading of GPU 0), so MPI's `scaling` read 2.02-2.06. Fixed
+# after this call: under a launcher the default --xfbench_device is the rank's index on its node
+# modulo the visible GPUs (harness/src/host/launcher.cpp, tests/harness/test_launcher.cpp); not yet
+# rerun on GPUs (the session's device time was spent).
