@@ -19,11 +19,15 @@ using kernels::BlockPart;
 
 void register_cases() {
   BlockConfig model = kernels::bert_block(
-      int(flag_int("bert_hidden", 1024, "BertLayer hidden size (bert-large: 1024)")),
-      int(flag_int("bert_heads", 16, "BertLayer attention heads (bert-large: 16)")),
-      int(flag_int("bert_intermediate", 4096, "BertLayer FFN size (bert-large: 4096)")));
+      int(flag_int("bert_hidden", 1024, "BertLayer hidden size (bert-large: 1024)",
+                   {1, 1 << 20, ""})),
+      int(flag_int("bert_heads", 16, "BertLayer attention heads (bert-large: 16)",
+                   {1, 1 << 20, ""})),
+      int(flag_int("bert_intermediate", 4096, "BertLayer FFN size (bert-large: 4096)",
+                   {1, 1 << 20, ""})));
   model.set_dropout(
-      float(flag_int("bert_dropout_pct", 10, "BertLayer dropout in percent (training mode: 10)")) /
+      float(flag_int("bert_dropout_pct", 10, "BertLayer dropout in percent (training mode: 10)",
+                     {0, 99, "percent"})) /
       100.f);
   const block::LayerSweep sweep =
       block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128});

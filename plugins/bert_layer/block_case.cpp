@@ -47,31 +47,15 @@ std::string joined(const std::vector<int>& v) {
 
 std::vector<int> int_list_flag(const std::string& flag, const std::string& help,
                                std::vector<int> fallback) {
-  std::vector<std::string> given = flag_list(flag, help);
+  std::vector<long> given = flag_int_list(flag, help, {}, {1, 1 << 20, ""});
   if (given.empty()) return fallback;
-  std::vector<int> out;
-  for (const std::string& g : given) {
-    char* end = nullptr;
-    long v = std::strtol(g.c_str(), &end, 10);
-    if (g.empty() || *end != '\0' || v <= 0 || v > 1 << 20) {
-      XF_THROW(InvalidArgument, "--xfbench_" + flag + ": '" + g + "' is not a positive integer");
-    }
-    out.push_back(int(v));
-  }
-  return out;
+  return std::vector<int>(given.begin(), given.end());
 }
 
 std::vector<std::string> choice_list_flag(const std::string& flag, const std::string& help,
                                           std::vector<std::string> fallback,
                                           const std::vector<std::string>& allowed) {
-  std::vector<std::string> given = flag_list(flag, help);
-  if (given.empty()) return fallback;
-  for (const std::string& g : given) {
-    bool ok = false;
-    for (const std::string& a : allowed) ok = ok || a == g;
-    if (!ok) XF_THROW(InvalidArgument, "--xfbench_" + flag + ": unknown value '" + g + "'");
-  }
-  return given;
+  return flag_choice_list(flag, help, std::move(fallback), allowed);
 }
 
 void add_block_case(const std::string& name, const BlockCase& c) {

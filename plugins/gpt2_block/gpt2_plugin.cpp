@@ -36,12 +36,15 @@ BlockConfig model_from_flags(std::string& tag) {
                                      "GPT2Block model: gpt2, gpt2-medium, gpt2-large, "
                                      "gpt2-xl (custom sizes: the flags below)"));
   const int hidden =
-      int(flag_int("gpt2_hidden", 0, "GPT2Block hidden size (0: the model's; gpt2-medium: 1024)"));
+      int(flag_int("gpt2_hidden", 0, "GPT2Block hidden size (0: the model's; gpt2-medium: 1024)",
+                   {0, 1 << 20, ""}));
   const int heads =
-      int(flag_int("gpt2_heads", 0, "GPT2Block attention heads (0: the model's; gpt2-medium: 16)"));
+      int(flag_int("gpt2_heads", 0, "GPT2Block attention heads (0: the model's; gpt2-medium: 16)",
+                   {0, 1 << 20, ""}));
   const int inner = int(flag_int("gpt2_inner", 0,
                                  "GPT2Block MLP size (0: 4 x hidden if hidden "
-                                 "is given, else the model's; gpt2-medium: 4096)"));
+                                 "is given, else the model's; gpt2-medium: 4096)",
+                                 {0, 1 << 20, ""}));
   BlockConfig c = kernels::gpt2_block(hidden ? hidden : named.hidden, heads ? heads : named.heads,
                                       inner    ? inner
                                       : hidden ? 4 * hidden
@@ -61,7 +64,8 @@ void register_cases() {
   BlockConfig model = model_from_flags(model_tag);
   model.set_dropout(float(flag_int("gpt2_dropout_pct", 10,
                                    "GPT2Block attn_pdrop and resid_pdrop in percent (training "
-                                   "mode: 10)")) /
+                                   "mode: 10)",
+                                   {0, 99, "percent"})) /
                     100.f);
   const block::LayerSweep sweep =
       block::layer_sweep_flags("gpt2", "GPT2Block", {512, 1024}, {2, 4, 8, 16, 32, 64});

@@ -45,7 +45,8 @@ Dims dims_from_flags() {
           "T5Encoder/T5Decoder model: t5-small, t5-base, t5-large, t5-3b (custom sizes: the flags "
           "below)"));
   auto size = [](const char* flag, const char* what) {
-    return int(flag_int(flag, 0, std::string("T5 ") + what + " (0: the model's)"));
+    return int(
+        flag_int(flag, 0, std::string("T5 ") + what + " (0: the model's)", {0, 1 << 20, ""}));
   };
   const int d_model = size("t5_d_model", "d_model, the hidden size");
   const int heads = size("t5_heads", "attention heads");
@@ -73,7 +74,8 @@ Dims dims_from_flags() {
 void register_cases() {
   const Dims d = dims_from_flags();
   const float dropout =
-      float(flag_int("t5_dropout_pct", 10, "T5 dropout_rate in percent (training mode: 10)")) /
+      float(flag_int("t5_dropout_pct", 10, "T5 dropout_rate in percent (training mode: 10)",
+                     {0, 99, "percent"})) /
       100.f;
   const block::LayerSweep sweep = block::layer_sweep_flags("t5", "T5Encoder and T5Decoder",
                                                            {512, 128}, {2, 4, 8, 16, 32, 64, 128});

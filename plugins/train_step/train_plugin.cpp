@@ -34,8 +34,8 @@ struct Registry {
 kernels::LmModel sized_model(const std::string& name, std::string& tag) {
   kernels::LmModel m = kernels::lm_model(name);
   auto size = [&](const char* flag, const char* key, int& field, const char* what) {
-    const long v = flag_int(flag, 0, std::string("TrainStep ") + what + " (0: the model's)");
-    if (v < 0) XF_THROW(InvalidArgument, std::string("--xfbench_") + flag + " must be >= 0");
+    const long v =
+        flag_int(flag, 0, std::string("TrainStep ") + what + " (0: the model's)", {0, 1 << 20, ""});
     if (v > 0 && v != field)
       field = int(v), tag += std::string("/") + key + ":" + std::to_string(v);
   };
@@ -83,7 +83,9 @@ void register_cases() {
   Registry r;
   r.search = flag_bool("train_search", true, "TrainStep: search cuBLASLt algorithms per GEMM");
   const float dropout =
-      float(flag_int("train_dropout_pct", 10, "TrainStep dropout in percent (HF's: 10)")) / 100.f;
+      float(flag_int("train_dropout_pct", 10, "TrainStep dropout in percent (HF's: 10)",
+                     {0, 99, "percent"})) /
+      100.f;
   const std::vector<std::string> models = block::choice_list_flag(
       "train_models", "TrainStep models (default: the seeds' headline cases and knob sweeps)", {},
       kernels::lm_model_names());

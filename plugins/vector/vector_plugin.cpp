@@ -74,32 +74,24 @@ void run_case(benchmark::State& state, const Case& c) {
 
 // Sizes as powers of two (default 14, 16, ..., 30) from --xfbench_vector_sizes.
 std::vector<std::size_t> sizes() {
-  std::vector<std::string> given = flag_list(
-      "vector_sizes", "Vector sizes as powers of two, e.g. 20,24,28 (default 14,16,...,30)");
+  const std::vector<long> exponents = flag_int_list(
+      "vector_sizes", "Vector sizes as powers of two, e.g. 20,24,28 (default 14,16,...,30)", {},
+      {4, 34, "power-of-two exponent"});
   std::vector<std::size_t> out;
-  if (given.empty()) {
+  if (exponents.empty()) {
     for (int e = 14; e <= 30; e += 2) out.push_back(std::size_t(1) << e);
-    return out;
   }
-  for (const std::string& g : given) {
-    char* end = nullptr;
-    long e = std::strtol(g.c_str(), &end, 10);
-    if (g.empty() || *end != '\0' || e < 4 || e > 34) {
-      XF_THROW(InvalidArgument,
-               "--xfbench_vector_sizes: '" + g + "' is not a power of two between 4 and 34");
-    }
-    out.push_back(std::size_t(1) << e);
-  }
+  for (long e : exponents) out.push_back(std::size_t(1) << e);
   return out;
 }
 
 void register_cases() {
-  std::vector<std::string> ops =
-      flag_list("vector_ops", "Vector ops (default scale,copy,triad,read,write)");
-  if (ops.empty()) ops = {"scale", "copy", "triad", "read", "write"};
-  std::vector<std::string> dtypes =
-      flag_list("vector_dtypes", "Vector dtypes (default fp32,fp16,bf16)");
-  if (dtypes.empty()) dtypes = {"fp32", "fp16", "bf16"};
+  const std::vector<std::string> ops = flag_choice_list(
+      "vector_ops", "Vector ops (default scale,copy,triad,read,write)",
+      {"scale", "copy", "triad", "read", "write"}, {"scale", "copy", "triad", "read", "write"});
+  const std::vector<std::string> dtypes =
+      flag_choice_list("vector_dtypes", "Vector dtypes (default fp32,fp16,bf16)",
+                       {"fp32", "fp16", "bf16"}, {"fp32", "fp16", "bf16"});
   const std::vector<std::size_t> ns = sizes();
   // The default suite: every op and dtype at 2^28 elements and the seeds' a*1.2 curve (scale
   // fp32 at every size); the rest when a filter selects it. Sizes given by flag are all core.
@@ -112,11 +104,7 @@ void register_cases() {
   for (const std::string& o : ops) {
     Op op = parse_op(o.c_str());
     for (const std::string& d : dtypes) {
-      Dtype t = parse_dtype(d);
-      if (t != Dtype::fp32 && t != Dtype::fp16 && t != Dtype::bf16) {
-        XF_THROW(InvalidArgument,
-                 "--xfbench_vector_dtypes: " + d + " is not one of fp32, fp16, bf16");
-      }
+      const Dtype t = parse_dtype(d);  // one of the choices above
       for (std::size_t n : ns) {
         Case c{op, t, n};
         add_case(

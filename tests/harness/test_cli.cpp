@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -321,4 +323,117 @@ TEST(Cli, TelemetryCanBeTurnedOff) {
   }
   EXPECT_EQ(off.out.find("\"sm_MHz\""), std::string::npos) << off.out;
   EXPECT_EQ(off.out.find("\"power_W\""), std::string::npos) << off.out;
+}
+
+namespace {
+
+// Starts the host in the background; returns its pid (the shell execs it).
+pid_t start_host(const std::string& args, const std::string& out, const std::string& err) {
+  const std::string cmd =
+      "exec env " + kNoGpu + " " + xftest::host_bin() + " " + args + " >" + out + " 2>" + err;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Whether `json` parses as JSON (python3 is on every machine the tests run on).
+bool valid_json(const std::string& path) {
+  return std::system(
+             ("python3 -c 'import json,sys; json.load(open(sys.argv[1]))' " + path + " 2>/dev/null")
+                 .c_str()) == 0;
+}
+
+}  // namespace
+
+// A run stopped by SIGTERM (a time-out's kill) or Ctrl-C keeps what it measured: the JSON is
+// closed with "interrupted" and the cases done so far, and stderr says so in one line.
+TEST(Cli, InterruptedRunLeavesValidJsonWithTheCasesDone) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    const std::string base = ::testing::TempDir() + "xfcli_interrupt_" + std::to_string(sig);
+    const std::string json = base + ".json";
+    std::remove(json.c_str());  // an earlier run's file must not look like this one's
+    // Two CPU cases of about 3 s each: the signal comes while the second runs.
+    const pid_t pid = start_host(plugins("good") +
+                                     " '--benchmark_filter=CpuTest/(sum|sweep/fp32/n:8$)' "
+                                     "--benchmark_min_time=3 --benchmark_out=" +
+                                     json,
+                                 base + ".out", base + ".err");
+    ASSERT_GT(pid, 0);
+    bool first_done = false;
+    for (int i = 0; i < 300 && !first_done; ++i) {  // up to 30 s
+      usleep(100000);
+      first_done = slurp(json).find("\"CpuTest/sum/fp32/n:4096\"") != std::string::npos;
+    }
+    ASSERT_TRUE(first_done) << slurp(base + ".err");
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    const std::string text = slurp(json);
+    EXPECT_TRUE(valid_json(json)) << text;
+    const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+    EXPECT_NE(text.find("\"interrupted\": \"interrupted by " + name + " after 1 of 2 cases\""),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("CpuTest/sweep"), std::string::npos);
+    const std::string err = slurp(base + ".err");
+    EXPECT_NE(err.find("xfbench: interrupted by " + name + " after 1 of 2 cases; " + json +
+                       " holds them"),
+              std::string::npos)
+        << err;
+  }
+}
+
+// Stopped before its first case ends, the file is still a JSON document, with no case in it.
+TEST(Cli, InterruptBeforeTheFirstCaseStillClosesTheJson) {
+  const std::string base = ::testing::TempDir() + "xfcli_interrupt_early";
+  const std::string json = base + ".json";
+  std::remove(json.c_str());
+  const pid_t pid =
+      start_host(plugins("good") + " " + kSum + " --benchmark_min_time=30 --benchmark_out=" + json,
+                 base + ".out", base + ".err");
+  for (int i = 0; i < 300 && slurp(json).find("\"benchmarks\": [") == std::string::npos; ++i) {
+    usleep(100000);
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(valid_json(json)) << slurp(json);
+  EXPECT_NE(slurp(json).find("after 0 of 1 cases"), std::string::npos) << slurp(json);
+}
+
+// Filters up to the length limit are compiled and matched without a crash, also in the
+// sanitizer build whose stack frames are larger: the limit is what keeps std::regex's recursion
+// on the stack. One longer is refused in one line.
+TEST(Cli, FiltersUpToTheLengthLimitNeverCrash) {
+  const std::size_t limit = 4000;
+  const std::vector<std::string> patterns = {
+      std::string(limit, 'a'),
+      std::string(limit / 2 - 1, '(') + std::string(limit / 2 - 1, ')'),
+      [&] {
+        std::string p;
+        while (p.size() + 5 <= limit) p += "(a|b)";
+        return p;
+      }(),
+      [&] {
+        std::string p;
+        while (p.size() + 5 <= limit) p += "[a-z]";
+        return p;
+      }(),
+  };
+  for (const std::string& p : patterns) {
+    Result r =
+        xfbench(plugins("good") + " --benchmark_list_tests '--benchmark_filter=" + p + "'", kNoGpu);
+    EXPECT_LT(r.code, 128) << p.substr(0, 20) << ": " << r.err;
+    EXPECT_TRUE(r.code == 0 || r.code == 2) << p.substr(0, 20) << ": " << r.err;
+  }
+  Result longer = xfbench(plugins("good") + " --benchmark_list_tests '--benchmark_filter=" +
+                              std::string(limit + 1, 'a') + "'",
+                          kNoGpu);
+  EXPECT_EQ(longer.code, 2);
+  EXPECT_EQ(xfbench_lines(longer.err), 1) << longer.err;
+  EXPECT_NE(longer.err.find("4001 characters; at most 4000"), std::string::npos) << longer.err;
 }

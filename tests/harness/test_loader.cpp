@@ -3,6 +3,11 @@
 
 #include "test_paths.hpp"
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "elf_check.hpp"
 #include "plugin_loader.hpp"
 #include "xfbench/detail/host.hpp"
 
@@ -53,8 +58,27 @@ TEST(Loader, ReportsMissingEntryPoint) {
   EXPECT_NE(load_error("no_entry").find("no xfbench entry point"), std::string::npos);
 }
 
-TEST(Loader, ReportsFileThatIsNotALibrary) {
-  EXPECT_NE(load_error("not_elf").find("cannot load"), std::string::npos);
+TEST(Loader, ReportsFileThatIsNotALibrary) { EXPECT_EQ(load_error("not_elf"), "not an ELF file"); }
+
+// The ELF check before dlopen: every way a good plugin's file can be cut short is caught, the
+// whole file passes, and an ELF whose headers point past its end is named as truncated.
+TEST(ElfCheck, EveryPrefixOfAPluginIsRejectedAndTheWholeFileAccepted) {
+  const std::string plugin = dir("good") + "/xfbench_cputest.so";
+  EXPECT_EQ(xfbench::host::elf_problem(plugin), "");
+  std::ifstream in(plugin, std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(data.size(), 4096u);
+  const std::string cut = ::testing::TempDir() + "xf_elf_cut.so";
+  // Every byte count up to the headers' end, then steps through the rest.
+  for (std::size_t n = 0; n < data.size(); n += n < 4096 ? 1 : 997) {
+    std::ofstream(cut, std::ios::binary | std::ios::trunc).write(data.data(), std::streamsize(n));
+    const std::string why = xfbench::host::elf_problem(cut);
+    ASSERT_FALSE(why.empty()) << n << " bytes accepted";
+    if (n >= 64) EXPECT_EQ(why.rfind("truncated ELF: ", 0), 0u) << n << ": " << why;
+  }
+  EXPECT_EQ(xfbench::host::elf_problem("/nonexistent.so").rfind("cannot read: ", 0), 0u);
+  EXPECT_EQ(xfbench::host::elf_problem("/tmp"), "not a regular file");
+  std::remove(cut.c_str());
 }
 
 TEST(Loader, ThrowingRegistrationAddsNoCases) {

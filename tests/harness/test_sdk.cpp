@@ -89,6 +89,60 @@ TEST(Flags, ParseDeclareAndReject) {
 }
 
 // --xfbench_gpus, read the same way by P2P, NCCL, multi-GPU TrainStep and Burn.
+namespace {
+// The message a flag reader throws, or "" when it accepts the value.
+template <class F>
+std::string rejection_of(F read) {
+  try {
+    read();
+  } catch (const InvalidArgument& e) {
+    return e.message();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Flags, RangesListsAndChoicesNameTheirLimits) {
+  detail::clear_flags();
+  detail::set_flag("t_pct", "150");
+  detail::set_flag("t_ok_pct", "10");
+  detail::set_flag("t_big", "99999999999999999999");
+  detail::set_flag("t_twice", "20,8");
+  detail::set_flag("t_twice", "20");
+  detail::set_flag("t_ints", "1,2,4");
+  detail::set_flag("t_int_bad", "1e9");
+  detail::set_flag("t_int_far", "1000000000");
+  detail::set_flag("t_choice", "fp16,fp8");
+  std::string many;
+  for (std::size_t i = 0; i <= kMaxListItems; ++i) many += std::to_string(i) + ",";
+  detail::set_flag("t_many", many);
+  const IntRange pct{0, 99, "percent"};
+  EXPECT_EQ(flag_int("t_ok_pct", 5, "", pct), 10);
+  EXPECT_EQ(flag_int("t_absent_pct", 5, "", pct), 5);
+  EXPECT_EQ(rejection_of([&] { flag_int("t_pct", 10, "", pct); }),
+            "--xfbench_t_pct='150': expected an integer percent from 0 to 99");
+  EXPECT_EQ(rejection_of([&] { flag_int("t_big", 1, ""); }),
+            "--xfbench_t_big='99999999999999999999': expected an integer");
+  EXPECT_EQ(rejection_of([&] { flag_list("t_twice", ""); }),
+            "--xfbench_t_twice: '20' is given twice (each value makes its own cases)");
+  EXPECT_EQ(rejection_of([&] { flag_list("t_many", ""); }),
+            "--xfbench_t_many: more than 1000 values");
+  const IntRange count{1, 1 << 20, ""};
+  EXPECT_EQ(flag_int_list("t_ints", "", {7}, count), (std::vector<long>{1, 2, 4}));
+  EXPECT_EQ(flag_int_list("t_absent_ints", "", {7}, count), (std::vector<long>{7}));
+  EXPECT_EQ(rejection_of([&] { flag_int_list("t_int_bad", "", {}, count); }),
+            "--xfbench_t_int_bad: '1e9': expected an integer from 1 to 1048576");
+  EXPECT_EQ(rejection_of([&] { flag_int_list("t_int_far", "", {}, count); }),
+            "--xfbench_t_int_far: '1000000000': expected an integer from 1 to 1048576");
+  EXPECT_EQ(rejection_of([&] {
+              flag_choice_list("t_choice", "", {}, {"fp16", "bf16"});
+            }),
+            "--xfbench_t_choice: unknown value 'fp8' (expected fp16, bf16)");
+  EXPECT_EQ(flag_choice_list("t_absent_choice", "", {"bf16"}, {"fp16", "bf16"}),
+            (std::vector<std::string>{"bf16"}));
+  detail::clear_flags();
+}
+
 TEST(Flags, GpuList) {
   auto rejection = [](const std::vector<std::string>& items, int visible) -> std::string {
     try {

@@ -123,10 +123,11 @@ TEST(VectorFlags, BadListsExitWithTheReason) {
   xftest::HostResult r =
       xftest::run_host("--xfbench_vector_sizes=99 --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("--xfbench_vector_sizes: '99' is not a power of two between 4 and 34"),
+  EXPECT_NE(r.err.find("--xfbench_vector_sizes: '99': expected an integer power-of-two exponent "
+                       "from 4 to 34"),
             std::string::npos)
       << r.err;
   r = xftest::run_host("--xfbench_vector_ops=axpy --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("unknown op 'axpy'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--xfbench_vector_ops: unknown value 'axpy'"), std::string::npos) << r.err;
 }

@@ -12,6 +12,9 @@ enum ExitCode : int {
   kFaultyGpu = 5,     // a Burn case judged a GPU faulty (wrong results, ECC, Xid)
   kRankFailed = 6,    // under MPI a rank failed inside a multi-GPU case: MPI_Abort ends the job
                       // (kernels::kExitRankFailed, raised in libxfbench_nccl, not by the host)
+  kOutputLost = 7,    // the --benchmark_out file could not be written (a full disk): results lost
 };
+// Killed by signal N (Ctrl-C, SIGTERM, a crash): 128 + N as shells report it; the JSON is closed
+// first with "interrupted" (result_file.hpp).
 
 }  // namespace xfbench::host

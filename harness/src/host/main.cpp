@@ -6,19 +6,25 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "benchmark_flags.hpp"
 #include "exit_codes.hpp"
 #include "inventory.hpp"
 #include "launcher.hpp"
 #include "plugin_loader.hpp"
 #include "reporters.hpp"
+#include "result_file.hpp"
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/plugin.hpp"
 #include "xfbench/timer.hpp"
 
 namespace fs = std::filesystem;
@@ -29,21 +35,39 @@ namespace {
 
 constexpr const char* kPrefix = "--xfbench_";
 
+// xfbench's flags grouped by who declared them: the host and SDK first, then each plugin.
 void print_xfbench_help() {
-  std::printf("\nxfbench flags (plugins add their own once loaded):\n");
-  for (const detail::FlagHelp& f : detail::declared_flags()) {
-    std::printf("  --xfbench_%s=%s\n      %s\n", f.name.c_str(),
-                f.fallback.empty() ? "<value>" : f.fallback.c_str(), f.help.c_str());
+  std::map<std::string, std::vector<detail::FlagHelp>> groups;
+  for (const detail::FlagHelp& f : detail::declared_flags()) groups[f.group].push_back(f);
+  auto print_group = [](const std::string& title, const std::vector<detail::FlagHelp>& flags) {
+    std::printf("\n%s:\n", title.c_str());
+    for (const detail::FlagHelp& f : flags) {
+      std::printf("  --xfbench_%s=%s\n      %s\n", f.name.c_str(),
+                  f.fallback.empty() ? "<value>" : f.fallback.c_str(), f.help.c_str());
+    }
+  };
+  print_group("xfbench flags (host, timing protocol, validation)", groups["xfbench"]);
+  if (!groups["shared"].empty()) print_group("Flags several plugins read", groups["shared"]);
+  for (const auto& [group, flags] : groups) {
+    if (group != "xfbench" && group != "shared") print_group("Plugin " + group, flags);
   }
   std::printf(
       "\nEnvironment: XFBENCH_PLUGIN_PATH=dir1:dir2 adds plugin folders.\n"
       "Exit codes: 0 all ran, 1 a case failed, 2 invalid arguments, 3 plugin load error, 4 no "
-      "GPU, 5 a Burn case found a faulty GPU.\n");
+      "GPU, 5 a Burn case found a faulty GPU, 6 an MPI rank failed, 7 the --benchmark_out file "
+      "could not be written; killed by signal N: 128+N (the JSON is closed first).\n");
 }
 
 void print_help() {
   benchmark::PrintDefaultHelp();
   print_xfbench_help();
+}
+
+void print_version() {
+  const std::uint32_t v = kBenchmarkVersion;
+  std::printf("xfbench %s (plugin SDK ABI %u, Google Benchmark %u.%u.%u)\n",
+              detail::xfbench_version(), unsigned(kSdkAbiVersion), v / 10000, v / 100 % 100,
+              v % 100);
 }
 
 // Moves --xfbench_* arguments out of argv into the SDK's flag store.
@@ -89,17 +113,21 @@ bool selected(const std::string& name, std::string filter) {
 }
 
 // Under mpirun/srun every rank runs the host: ranks other than 0 write their JSON to
-// <file>.rank<N> so they do not overwrite rank 0's (the launchers' rank variables, in this order).
-void separate_rank_outputs(int argc, char** argv, std::vector<std::string>& storage) {
+// <file>.rank<N> so they do not overwrite rank 0's.
+std::string rank_output(const std::string& path) {
   const char* rank = host::launcher_rank();
-  if (!rank || std::string(rank) == "0") return;
-  const std::string flag = "--benchmark_out=";
+  if (path.empty() || !rank || std::string(rank) == "0") return path;
+  return path + ".rank" + rank;
+}
+
+// Removes every `--name=...` from argv (the host handles it instead of Google Benchmark).
+void drop_arg(int& argc, char** argv, const std::string& name) {
+  const std::string prefix = name + "=";
+  int out = 1;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], flag.c_str(), flag.size()) == 0) {
-      storage.push_back(std::string(argv[i]) + ".rank" + rank);
-      argv[i] = storage.back().data();
-    }
+    if (std::strncmp(argv[i], prefix.c_str(), prefix.size()) != 0) argv[out++] = argv[i];
   }
+  argc = out;
 }
 
 // --xfbench_devices: the inventory, or without a GPU the one line GPU cases get, and exit 4.
@@ -122,10 +150,14 @@ std::string executable_dir(const char* argv0) {
 
 int run(int argc, char** argv) {
   take_xfbench_flags(argc, argv);
-  std::vector<std::string> rank_outputs;
-  rank_outputs.reserve(argc);  // argv points into it: no reallocation
-  separate_rank_outputs(argc, argv, rank_outputs);
   const bool want_help = has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h");
+  if (has_flag(argc, argv, "--version")) {
+    print_version();
+    return kAllRan;
+  }
+  if (std::string why = benchmark_flag_problem({argv + 1, argv + argc}); !why.empty()) {
+    XF_THROW(InvalidArgument, why);
+  }
   const bool listing = has_flag(argc, argv, "--benchmark_list_tests");
 
   // Host flags (reading them declares them for --help and the unknown-flag check).
@@ -154,10 +186,18 @@ int run(int argc, char** argv) {
   steady_state_options();
   window_seconds();
   detail::gpu_iterations();
-  // Google Benchmark's flags the host needs, read before Initialize() consumes them.
+  // Google Benchmark's flags the host needs, read before Initialize() consumes them. The host
+  // writes the --benchmark_out file itself (result_file.hpp): checked now, before any work.
   const std::string filter = arg_value(argc, argv, "--benchmark_filter", "");
-  const bool file_out = !arg_value(argc, argv, "--benchmark_out", "").empty();
+  const std::string out_path = rank_output(arg_value(argc, argv, "--benchmark_out", ""));
   const std::string out_format = arg_value(argc, argv, "--benchmark_out_format", "json");
+  drop_arg(argc, argv, "--benchmark_out");
+  drop_arg(argc, argv, "--benchmark_out_format");
+  if (!out_path.empty() && !want_help && !listing) {
+    if (std::string why = output_problem(out_path); !why.empty()) {
+      XF_THROW(InvalidArgument, "--benchmark_out=" + out_path + ": " + why);
+    }
+  }
   detail::set_case_selection({!filter.empty() && filter != "all", filter, suite == "all"});
 
   PluginLoader loader;
@@ -169,18 +209,23 @@ int run(int argc, char** argv) {
   }
 
   if (want_help) {
-    benchmark::Initialize(&argc, argv, print_help);  // prints and exits
+    print_help();
     return kAllRan;
   }
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kInvalidArgs;
+  if (argc > 1) {  // what neither xfbench nor Google Benchmark took
+    XF_THROW(InvalidArgument, std::string("unknown argument '") + argv[1] + "' (see --help)");
+  }
 
   for (const PluginError& e : loader.errors()) {
     std::fprintf(stderr, "xfbench: plugin %s: %s\n", e.path.c_str(), e.reason.c_str());
   }
   if (!loader.argument_errors().empty()) {
+    std::set<std::string> said;  // a flag several plugins read (--xfbench_gpus) is said once
     for (const PluginError& e : loader.argument_errors()) {
-      std::fprintf(stderr, "xfbench: invalid argument: %s\n", e.reason.c_str());
+      if (said.insert(e.reason).second) {
+        std::fprintf(stderr, "xfbench: invalid argument: %s\n", e.reason.c_str());
+      }
     }
     return kInvalidArgs;
   }
@@ -203,22 +248,34 @@ int run(int argc, char** argv) {
     return plugin_status;
   }
 
+  // What the filter selects among the cases handed to Google Benchmark (the suite's).
+  std::size_t gpu_cases = 0, cpu_cases = 0, cpu_cases_anywhere = 0;
+  for (const detail::CaseRecord& c : detail::registered_cases()) {
+    cpu_cases_anywhere += c.needs == Needs::cpu;
+    if (c.registered && selected(detail::run_name(c), benchmark::GetBenchmarkFilter())) {
+      ++(c.needs == Needs::gpu ? gpu_cases : cpu_cases);
+    }
+  }
+  if (gpu_cases + cpu_cases == 0) {  // a typo must not look like a pass
+    XF_THROW(InvalidArgument, filter.empty() ? std::string("no plugin registered any case")
+                                             : "--benchmark_filter='" + filter.substr(0, 60) +
+                                                   (filter.size() > 60 ? "..." : "") +
+                                                   "' matches no case (--benchmark_list_tests "
+                                                   "--xfbench_suite=all lists them)");
+  }
+
   bool gpu_missing = false;
   if (!listing) {
-    std::size_t gpu_cases = 0, cpu_cases = 0;
-    const std::string filter = benchmark::GetBenchmarkFilter();
-    for (const detail::CaseRecord& c : detail::registered_cases()) {
-      if (selected(detail::run_name(c), filter)) ++(c.needs == Needs::gpu ? gpu_cases : cpu_cases);
-    }
     if (gpu_cases > 0 && !gpu_unavailable_reason().empty()) {
       // One line; CPU cases still run (GPU cases then say why they were skipped), exit code 4.
       gpu_missing = true;
-      std::fprintf(
-          stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
-          gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "", gpu_unavailable_reason().c_str(),
-          cpu_cases ? " Running the CPU cases only."
-                    : " Select CPU cases with --benchmark_filter, or run on a machine with a "
-                      "CUDA GPU.");
+      std::fprintf(stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
+                   gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
+                   gpu_unavailable_reason().c_str(),
+                   cpu_cases                ? " Running the CPU cases only."
+                   : cpu_cases_anywhere > 0 ? " Select CPU cases with --benchmark_filter, or run "
+                                              "on a machine with a CUDA GPU."
+                                            : " Run on a machine with a CUDA GPU.");
       if (cpu_cases == 0) return kNoGpu;
     } else if (gpu_cases > 0) {
       // throws InvalidArgument naming the device count
@@ -246,12 +303,15 @@ int run(int argc, char** argv) {
                  families.size(), held_back);
   }
   Progress progress(families);
-  HostReporter display(
+  std::unique_ptr<ResultFile> file;
+  if (!out_path.empty() && !listing)
+    file = std::make_unique<ResultFile>(out_path, out_format == "json");
+  HostReporter reporter(
       std::unique_ptr<benchmark::BenchmarkReporter>(benchmark::CreateDefaultDisplayReporter()),
-      listing ? nullptr : &progress);
-  HostReporter file(file_reporter_for(out_format), nullptr);
-  benchmark::RunSpecifiedBenchmarks(&display, file_out ? &file : nullptr);
+      listing ? nullptr : &progress, file ? file_reporter_for(out_format) : nullptr, file.get());
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();  // plugins stay loaded (loader outlives this) until the process ends
+  const std::string write_error = file ? file->close() : "";
 
   std::size_t left_out = 0;
   std::string reasons;
@@ -266,8 +326,9 @@ int run(int argc, char** argv) {
                  left_out, left_out == 1 ? "" : "s", reasons.c_str());
   }
 
-  if (display.saw_faulty_gpu()) return kFaultyGpu;
-  if (detail::failed_case_count() > 0 || display.saw_gpu_not_run()) return kCasesFailed;
+  if (!write_error.empty()) return kOutputLost;  // said when the write failed
+  if (reporter.saw_faulty_gpu()) return kFaultyGpu;
+  if (detail::failed_case_count() > 0 || reporter.saw_gpu_not_run()) return kCasesFailed;
   if (gpu_missing) return kNoGpu;
   return plugin_status;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "elf_check.hpp"
 #include "xfbench/detail/host.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/plugin.hpp"
@@ -64,7 +65,9 @@ void PluginLoader::load_directory(const std::string& dir, bool named_by_user) {
   }
   std::vector<std::string> files;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".so" && e.is_regular_file(ec)) files.push_back(e.path().string());
+    // Anything named *.so is a plugin the user meant to load: what is not a regular file is
+    // reported.
+    if (e.path().extension() == ".so") files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   for (const std::string& f : files) load_file(f);
@@ -75,6 +78,10 @@ void PluginLoader::load_file(const std::string& path) {
   p.path = fs::absolute(path).lexically_normal().string();
   for (const LoadedPlugin& q : plugins_) {
     if (q.path == p.path) return;  // the same file through two search paths
+  }
+  if (std::string why = elf_problem(p.path); !why.empty()) {
+    errors_.push_back({p.path, why});
+    return;
   }
   try {
     // rtld_now: an unresolved symbol is reported here, not as a crash in the middle of a run.
@@ -117,6 +124,9 @@ void PluginLoader::load_file(const std::string& path) {
   p.version = d->version ? d->version : "";
   p.description = d->description ? d->description : "";
   detail::set_registering_plugin(p.name);
+  struct Restore {  // flags declared after registration belong to the host
+    ~Restore() { detail::set_registering_plugin("xfbench"); }
+  } restore;
   try {
     d->register_cases();
     p.cases = detail::commit_pending_cases();

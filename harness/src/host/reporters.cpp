@@ -66,13 +66,32 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-HostReporter::HostReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, Progress* progress)
-    : inner_(std::move(inner)), progress_(progress) {}
+HostReporter::HostReporter(std::unique_ptr<benchmark::BenchmarkReporter> display,
+                           Progress* progress,
+                           std::unique_ptr<benchmark::BenchmarkReporter> file_format,
+                           ResultFile* file)
+    : inner_(std::move(display)),
+      progress_(progress),
+      file_format_(std::move(file_format)),
+      file_(file) {}
+
+void HostReporter::flush_file(bool open) {
+  if (!file_) return;
+  file_->write(file_text_.str());
+  file_text_.str("");
+  file_->set_state(open, cases_done_, progress_ ? progress_->total() : 0);
+}
 
 bool HostReporter::ReportContext(const Context& context) {
   inner_->SetOutputStream(&GetOutputStream());
   inner_->SetErrorStream(&GetErrorStream());
   start_ = last_case_ = last_print_ = Clock::now();
+  if (file_format_) {
+    file_format_->SetOutputStream(&file_text_);
+    file_format_->SetErrorStream(&file_text_);
+    file_format_->ReportContext(context);
+    flush_file(true);
+  }
   return inner_->ReportContext(context);
 }
 
@@ -84,13 +103,18 @@ void HostReporter::ReportRuns(const std::vector<Run>& runs) {
     gpu_not_run_ = gpu_not_run_ || counter_positive(r, "gpus_not_run");
   }
   if (!kept.empty()) inner_->ReportRuns(kept);
-  if (!progress_ || runs.empty()) return;
+  if (runs.empty()) return;
+  const std::string name = runs.front().run_name.function_name;
+  const bool first_time = seen_.insert(name).second;
+  cases_done_ += first_time;
+  if (file_format_ && !kept.empty()) {
+    file_format_->ReportRuns(kept);
+    flush_file(true);
+  }
+  if (!progress_) return;
 
   const Clock::time_point now = Clock::now();
-  const std::string name = runs.front().run_name.function_name;
-  if (seen_.insert(name).second) {
-    progress_->finished(detail::family_of(name), seconds_between(last_case_, now));
-  }
+  if (first_time) progress_->finished(detail::family_of(name), seconds_between(last_case_, now));
   last_case_ = now;
   if (seconds_between(last_print_, now) < kPrintEverySeconds) return;
   last_print_ = now;
@@ -100,7 +124,13 @@ void HostReporter::ReportRuns(const std::vector<Run>& runs) {
                clock_text(progress_->seconds_left()).c_str());
 }
 
-void HostReporter::Finalize() { inner_->Finalize(); }
+void HostReporter::Finalize() {
+  inner_->Finalize();
+  if (file_format_) {
+    file_format_->Finalize();
+    flush_file(false);
+  }
+}
 
 std::unique_ptr<benchmark::BenchmarkReporter> file_reporter_for(const std::string& format) {
   if (format == "console") {

@@ -1,6 +1,7 @@
-// The host's reporters: Google Benchmark's own (console, JSON, CSV) behind a decorator that hides
-// cases left out because the machine lacks what they need (a second GPU, ATS) and, on the
-// display, prints progress with an estimate of the time left.
+// The host's reporter: Google Benchmark's own (console, JSON, CSV) behind a decorator that hides
+// cases left out because the machine lacks what they need (a second GPU, ATS), prints progress
+// with an estimate of the time left, and feeds the --benchmark_out file (result_file.hpp) after
+// every case.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -10,8 +11,11 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "result_file.hpp"
 
 namespace xfbench::host {
 
@@ -37,8 +41,10 @@ std::string clock_text(double seconds);
 
 class HostReporter : public benchmark::BenchmarkReporter {
  public:
-  // `progress` is null for the file reporter.
-  HostReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, Progress* progress);
+  // `file_format` and `file` are null without --benchmark_out; `progress` is null when listing.
+  HostReporter(std::unique_ptr<benchmark::BenchmarkReporter> display, Progress* progress,
+               std::unique_ptr<benchmark::BenchmarkReporter> file_format = nullptr,
+               ResultFile* file = nullptr);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
@@ -48,8 +54,14 @@ class HostReporter : public benchmark::BenchmarkReporter {
   bool saw_gpu_not_run() const { return gpu_not_run_; }
 
  private:
+  void flush_file(bool open);  // what the file reporter wrote since the last call, to the file
+
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   Progress* progress_;
+  std::unique_ptr<benchmark::BenchmarkReporter> file_format_;
+  ResultFile* file_;
+  std::ostringstream file_text_;
+  std::size_t cases_done_ = 0;
   std::set<std::string> seen_;  // run names already counted (interleaved repetitions)
   std::chrono::steady_clock::time_point start_, last_case_, last_print_;
   bool faulty_gpu_ = false, gpu_not_run_ = false;

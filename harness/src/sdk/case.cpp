@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
@@ -32,7 +33,7 @@ std::vector<detail::CaseRecord>& records() {
   static std::vector<detail::CaseRecord> r;
   return r;
 }
-std::string g_plugin = "(host)";
+std::string g_plugin = "xfbench";
 std::atomic<std::size_t> g_failed{0};
 std::atomic<bool> g_broken{false};
 std::string g_broken_reason;
@@ -117,6 +118,8 @@ void run_case(benchmark::State& state, CaseState& c) {
     fail(state, "out of host memory");
   } catch (const std::exception& e) {
     fail(state, e.what());
+  } catch (...) {  // whatever a plugin throws, the case fails and the run goes on
+    fail(state, "unknown exception (not a std::exception)");
   }
   t_current = nullptr;
 }
@@ -136,9 +139,20 @@ bool should_validate() { return validation_enabled() && !(t_current && t_current
 
 namespace detail {
 void set_registering_plugin(const std::string& name) { g_plugin = name; }
+const std::string& registering_plugin() { return g_plugin; }
 const std::vector<CaseRecord>& registered_cases() { return records(); }
 
 std::size_t commit_pending_cases() {
+  // One name, one case: a repeated name would be timed twice and read as repetitions.
+  static std::set<std::string> names;
+  std::set<std::string> fresh;
+  for (const std::shared_ptr<CaseState>& c : pending()) {
+    if (names.count(c->name) || !fresh.insert(c->name).second) {
+      XF_THROW(InvalidArgument, "case " + c->name + " is registered twice (by " + g_plugin +
+                                    "; a value repeated in a flag's list?)");
+    }
+  }
+  names.insert(fresh.begin(), fresh.end());
   std::size_t n = pending().size();
   for (std::shared_ptr<CaseState>& c : pending()) {
     const bool registered = included(c->name, c->suite);

@@ -18,6 +18,9 @@
 #endif
 
 namespace xfbench::detail {
+
+const char* xfbench_version() { return XFBENCH_VERSION; }
+
 namespace {
 
 // Asks a library for its version through dlsym, preferring the copy a plugin already loaded.

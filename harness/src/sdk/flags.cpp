@@ -1,5 +1,7 @@
 #include "xfbench/flags.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "xfbench/detail/host.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench {
@@ -27,7 +30,9 @@ const std::string* lookup(const std::string& name, const std::string& fallback,
                           const std::string& help) {
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.declared.emplace(name, detail::FlagHelp{name, help, fallback});
+  const std::string& by = detail::registering_plugin();
+  auto [it_declared, fresh] = s.declared.emplace(name, detail::FlagHelp{name, help, fallback, by});
+  if (!fresh && it_declared->second.group != by) it_declared->second.group = "shared";
   auto it = s.given.find(name);
   return it == s.given.end() || it->second.empty() ? nullptr : &it->second.back();
 }
@@ -35,6 +40,11 @@ const std::string* lookup(const std::string& name, const std::string& fallback,
 [[noreturn]] void bad_value(const std::string& name, const std::string& value,
                             const char* expected) {
   XF_THROW(InvalidArgument, "--xfbench_" + name + "='" + value + "': expected " + expected);
+}
+
+std::string expected_in(const IntRange& r) {
+  return "an integer " + (r.unit.empty() ? std::string() : r.unit + " ") + "from " +
+         std::to_string(r.lo) + " to " + std::to_string(r.hi);
 }
 
 }  // namespace
@@ -71,10 +81,55 @@ bool flag_bool(const std::string& name, bool fallback, const std::string& help) 
 long flag_int(const std::string& name, long fallback, const std::string& help) {
   const std::string* v = lookup(name, std::to_string(fallback), help);
   if (!v) return fallback;
-  char* end = nullptr;
-  long x = std::strtol(v->c_str(), &end, 10);
-  if (v->empty() || *end != '\0') bad_value(name, *v, "an integer");
+  long x = 0;
+  if (!detail::parse_long(*v, x)) bad_value(name, *v, "an integer");
   return x;
+}
+
+long flag_int(const std::string& name, long fallback, const std::string& help,
+              const IntRange& range) {
+  const long x = flag_int(name, fallback, help);
+  if (x < range.lo || x > range.hi) {
+    bad_value(name, flag_string(name, "", help), expected_in(range).c_str());
+  }
+  return x;
+}
+
+std::vector<long> flag_int_list(const std::string& name, const std::string& help,
+                                std::vector<long> fallback, const IntRange& range) {
+  std::vector<std::string> given = flag_list(name, help);
+  if (given.empty()) return fallback;
+  std::vector<long> out;
+  std::set<long> seen;
+  for (const std::string& g : given) {
+    long x = 0;
+    if (!detail::parse_long(g, x) || x < range.lo || x > range.hi) {
+      XF_THROW(InvalidArgument,
+               "--xfbench_" + name + ": '" + g + "': expected " + expected_in(range));
+    }
+    if (!seen.insert(x).second) {
+      XF_THROW(InvalidArgument, "--xfbench_" + name + ": " + std::to_string(x) +
+                                    " is given twice (each value makes its own cases)");
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<std::string> flag_choice_list(const std::string& name, const std::string& help,
+                                          std::vector<std::string> fallback,
+                                          const std::vector<std::string>& allowed) {
+  std::vector<std::string> given = flag_list(name, help);
+  if (given.empty()) return fallback;
+  for (const std::string& g : given) {
+    if (std::find(allowed.begin(), allowed.end(), g) == allowed.end()) {
+      std::string names;
+      for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      XF_THROW(InvalidArgument,
+               "--xfbench_" + name + ": unknown value '" + g + "' (expected " + names + ")");
+    }
+  }
+  return given;
 }
 
 double flag_double(const std::string& name, double fallback, const std::string& help) {
@@ -82,9 +137,8 @@ double flag_double(const std::string& name, double fallback, const std::string& 
   std::snprintf(text, sizeof text, "%g", fallback);
   const std::string* v = lookup(name, text, help);
   if (!v) return fallback;
-  char* end = nullptr;
-  double x = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end != '\0' || !std::isfinite(x)) bad_value(name, *v, "a number");
+  double x = 0;
+  if (!detail::parse_double(*v, x)) bad_value(name, *v, "a number");
   return x;
 }
 
@@ -95,8 +149,19 @@ std::vector<std::string> flag_list(const std::string& name, const std::string& h
   std::vector<std::string> out;
   auto it = s.given.find(name);
   if (it == s.given.end()) return out;
+  std::set<std::string> seen;
   for (const std::string& v : it->second) {
-    for (std::string& item : split(v, ',')) out.push_back(std::move(item));
+    for (std::string& item : split(v, ',')) {
+      if (out.size() == kMaxListItems) {
+        XF_THROW(InvalidArgument,
+                 "--xfbench_" + name + ": more than " + std::to_string(kMaxListItems) + " values");
+      }
+      if (!seen.insert(item).second) {
+        XF_THROW(InvalidArgument, "--xfbench_" + name + ": '" + item +
+                                      "' is given twice (each value makes its own cases)");
+      }
+      out.push_back(std::move(item));
+    }
   }
   return out;
 }
@@ -114,6 +179,22 @@ bool telemetry_enabled() {
 }
 
 namespace detail {
+bool parse_long(const std::string& text, long& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtol(text.c_str(), &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+bool parse_double(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return *end == '\0' && errno != ERANGE && std::isfinite(out);
+}
+
 void set_flag(const std::string& name, const std::string& value) {
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mu);

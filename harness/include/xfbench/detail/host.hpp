@@ -34,8 +34,13 @@ std::vector<std::pair<std::string, std::size_t>> left_out_counts();
 constexpr const char* kLeftOutPrefix = "left out: ";
 void reset_label();  // the label add_label builds, cleared per case
 
-// The plugin whose registration function runs now (cases are attributed to it).
+// The plugin whose registration function runs now (cases and flags are attributed to it);
+// "xfbench" outside registration.
 void set_registering_plugin(const std::string& name);
+const std::string& registering_plugin();
+
+// "1.4.0": the xfbench release this SDK belongs to.
+const char* xfbench_version();
 const std::vector<CaseRecord>& registered_cases();
 // Cases added by the current registration function: committed to Google Benchmark, or dropped.
 std::size_t commit_pending_cases();  // returns how many
