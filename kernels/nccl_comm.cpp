@@ -89,9 +89,9 @@ std::string who() {
   std::fprintf(stderr, "xfbench: %s: %s\n", line.c_str(), reason.c_str());
   std::fflush(stderr);
 #if defined(XFBENCH_NCCL_MPI)
-  MPI_Abort(MPI_COMM_WORLD, kExitRankFailed);
+  MPI_Abort(MPI_COMM_WORLD, kRankFailed);
 #endif
-  std::_Exit(kExitRankFailed);
+  std::_Exit(kRankFailed);
 }
 
 // A wait on NCCL work that failed or timed out: the communicators are aborted (their kernels

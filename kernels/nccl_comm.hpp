@@ -10,7 +10,7 @@
 // (--xfbench_nccl_timeout_s). NCCL's asynchronous error, or the time-out, aborts the
 // communicators and throws LibraryError naming the GPUs and the reason. Under MPI the job ends
 // instead: one line on stderr naming the rank, its GPU, the case and the reason, then
-// MPI_Abort(kExitRankFailed); so does any error inside a collective_section (the part of a case
+// MPI_Abort(kRankFailed, exit 6); so does any error inside a collective_section (the part of a case
 // whose collectives every rank joins), since the other ranks would wait for this one.
 #pragma once
 
@@ -22,14 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "xfbench/exit_codes.hpp"
 #include "xfbench/flags.hpp"
 
 namespace xfbench::kernels {
 
 constexpr double kDefaultNcclTimeoutSeconds = 300;
-// The job's exit code after a rank failed or timed out under MPI, beside the host's own codes
-// (harness/src/host/exit_codes.hpp lists it as kRankFailed).
-constexpr int kExitRankFailed = 6;
 
 void set_nccl_timeout(double seconds);  // InvalidArgument outside (0, 86400]
 double nccl_timeout_seconds();

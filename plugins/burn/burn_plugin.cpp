@@ -53,6 +53,10 @@ void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
     state.SetIterationTime(seconds);
   }
   for (const auto& [name, value] : burn_counters(*report)) state.counters[name] = value;
+  for (const SlotResult& s : report->slots) {  // what the host's exit code says
+    if (faulty(s)) report_faulty_gpu();
+    if (!burned(s) && !s.unsupported) report_gpu_not_run();
+  }
   add_label(state, burn_label(*report));
 }
 

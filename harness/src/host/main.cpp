@@ -1,5 +1,5 @@
 // xfbench: loads the plugins, lets Google Benchmark run their cases, and says by its exit code what
-// happened (exit_codes.hpp).
+// happened (xfbench/exit_codes.hpp).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "benchmark_flags.hpp"
-#include "exit_codes.hpp"
 #include "inventory.hpp"
 #include "launcher.hpp"
 #include "plugin_loader.hpp"
@@ -23,6 +22,7 @@
 #include "xfbench/detail/host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
+#include "xfbench/exit_codes.hpp"
 #include "xfbench/flags.hpp"
 #include "xfbench/plugin.hpp"
 #include "xfbench/timer.hpp"
@@ -327,8 +327,8 @@ int run(int argc, char** argv) {
   }
 
   if (!write_error.empty()) return kOutputLost;  // said when the write failed
-  if (reporter.saw_faulty_gpu()) return kFaultyGpu;
-  if (detail::failed_case_count() > 0 || reporter.saw_gpu_not_run()) return kCasesFailed;
+  if (detail::faulty_gpu_reported()) return kFaultyGpu;
+  if (detail::failed_case_count() > 0 || detail::gpu_not_run_reported()) return kCasesFailed;
   if (gpu_missing) return kNoGpu;
   return plugin_status;
 }

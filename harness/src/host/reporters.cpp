@@ -16,11 +16,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-bool counter_positive(const benchmark::BenchmarkReporter::Run& run, const char* name) {
-  auto it = run.counters.find(name);
-  return it != run.counters.end() && it->second.value > 0;
-}
-
 bool left_out(const benchmark::BenchmarkReporter::Run& run) {
   return run.error_occurred &&
          run.error_message.rfind(detail::kLeftOutPrefix, 0) == 0;  // starts with
@@ -99,8 +94,6 @@ void HostReporter::ReportRuns(const std::vector<Run>& runs) {
   std::vector<Run> kept;
   for (const Run& r : runs) {
     if (!left_out(r)) kept.push_back(r);
-    faulty_gpu_ = faulty_gpu_ || counter_positive(r, "faulty_gpus");
-    gpu_not_run_ = gpu_not_run_ || counter_positive(r, "gpus_not_run");
   }
   if (!kept.empty()) inner_->ReportRuns(kept);
   if (runs.empty()) return;

@@ -48,10 +48,6 @@ class HostReporter : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
-  // What Burn cases said in their counters, for the exit code: a GPU judged faulty
-  // (faulty_gpus) or one that could not burn (gpus_not_run).
-  bool saw_faulty_gpu() const { return faulty_gpu_; }
-  bool saw_gpu_not_run() const { return gpu_not_run_; }
 
  private:
   void flush_file(bool open);  // what the file reporter wrote since the last call, to the file
@@ -64,7 +60,6 @@ class HostReporter : public benchmark::BenchmarkReporter {
   std::size_t cases_done_ = 0;
   std::set<std::string> seen_;  // run names already counted (interleaved repetitions)
   std::chrono::steady_clock::time_point start_, last_case_, last_print_;
-  bool faulty_gpu_ = false, gpu_not_run_ = false;
 };
 
 // Google Benchmark's reporter for --benchmark_out_format (json, console or csv).
