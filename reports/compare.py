@@ -6,22 +6,33 @@ counters (TFLOPS, GB/s, busbw, samples/s), so those are shown, with time, for ev
 first run is the baseline. "Change" is the speedup of the family's headline metric (higher
 throughput or lower time), so `+5%` is always better and `--fail-if-slower 5` fails on any case at
 `-5%` or worse. A change smaller than the two runs' combined noise is shown as `within noise`.
+
+The text layout fits 120 columns: each case's headline metric (TrainStep: samples/s and mem_GB),
+headers on two lines, the name parts every case of a table shares in its title when the
+whole names do not fit; --wide (and
+--format md) show every metric and whole names. A value marked `~` is noisy (the protocol's
+time-out), `†` throttled (clocks held down, e.g. at the power cap). The `Runs` table flags a
+different GPU, driver or protocol (`≠ differs`); versions each runner writes of its own software
+(xfbench's cuBLAS, the peer's torch) are shown, not flagged.
 """
 
 import functools
 import math
 import re
 import statistics
-import sys
 
 from . import loader
-from .render import Table, to_markdown, to_text
+from .render import Table, short_names, to_markdown, to_text
 
 # The counters that matter, in column order; the first one a case has is its headline metric.
 COUNTERS = ["TFLOPS", "GB/s", "busbw", "samples/s", "latency_us"]
 LOWER_IS_BETTER = {"time", "latency_us", "mem_GB"}
 # A training step is judged by samples/s and its memory matters (the seeds' three-panel chart).
 FAMILY_METRICS = {"TrainStep": ["samples/s", "TFLOPS", "mem_GB", "time"]}
+# The narrow layout (a terminal's 120 columns): the headline metric alone (time is its inverse),
+# TrainStep's memory beside samples/s.
+NARROW_FAMILY_METRICS = {"TrainStep": ["samples/s", "mem_GB"]}
+WIDTH = 120
 
 
 # ---- Mann-Whitney U test (two-sided), stdlib only ------------------------------------------
@@ -98,7 +109,7 @@ def headline(case):
 
 
 def speedup(metric, base, new):
-    if base is None or new is None or base <= 0 or new <= 0:
+    if not (loader.valid(base) and loader.valid(new)) or base <= 0 or new <= 0:
         return None
     return base / new if metric in LOWER_IS_BETTER else new / base
 
@@ -114,8 +125,9 @@ def _spread(case):
     if len(xs) >= 2:
         m = statistics.fmean(xs)
         return statistics.stdev(xs) / m if m > 0 else None
-    cv = case.aggs.get("cv", {}).get("real_time")
-    return float(cv) if isinstance(cv, (int, float)) and case.aggs["cv"].get("repetitions", 0) >= 2 else None
+    cv, reps = (case.aggs.get("cv", {}).get(k) for k in ("real_time", "repetitions"))
+    ok = all(isinstance(v, (int, float)) and loader.valid(float(v)) for v in (cv, reps))
+    return float(cv) if ok and reps >= 2 else None
 
 
 def run_noise(case):
@@ -126,10 +138,10 @@ def run_noise(case):
     if spread is not None:
         return spread
     ci = case.value("ci_pct")
-    if ci is not None:
+    if loader.valid(ci):
         return ci / 2 / 100
     cv = case.value("cv_pct")
-    return cv / 100 if cv is not None else None
+    return cv / 100 if loader.valid(cv) else None
 
 
 def combined_noise(a, b):
@@ -150,21 +162,32 @@ class Comparison:
         self.context = None
         self.tables = []
         self.changes = []   # (family, case name, run label, speedup, p or None, noise or None)
-        self.problems = []
+        # what the gate needs besides the changes: per later run, (run, [baseline cases it
+        # misses], [(case, error) it failed], number of baseline cases measured)
+        self.unmatched = []
 
 
 def context_table(runs):
+    """Each run's context side by side. `≠ differs`: the GPU, driver or protocol differ (a
+    warning under the table); `differs`: another value two runs both write differs (a library
+    version, say); a key only one runner writes (the peer's torch_version) is no difference."""
     t = Table("Runs", ["", *[r.label for r in runs], ""])
     t.add(["file", *[r.path for r in runs], ""])
+    setup = []
     for key, vals, differs in loader.context_rows(runs):
-        t.add([key, *[v or "—" for v in vals], "≠ differs" if differs else ""])
-    if any(d for _, _, d in loader.context_rows(runs)):
-        t.notes.append("note: device/software contexts differ (≠); ratios compare different setups.")
+        other = key not in ("date", "host_name") and len({v for v in vals if v}) > 1
+        t.add([key, *[v or "—" for v in vals], "≠ differs" if differs else "differs" if other else ""])
+        if differs:
+            setup.append(key)
+    if setup:
+        t.notes.append(f"note: {', '.join(setup)} differ (≠); ratios compare different setups.")
     return t
 
 
-def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
-    """Build per-family comparison tables of `runs` against runs[0]."""
+def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None, narrow=False):
+    """Build per-family comparison tables of `runs` against runs[0]. narrow: the terminal's
+    layout (headline metric only, headers on two lines, no p column when no case has one, the
+    name parts every case of a table shares in its title when whole names do not fit)."""
     res = Comparison()
     good = [r for r in runs if r.ok and r.cases]
     res.context = context_table(runs)
@@ -197,12 +220,17 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
         if not metrics and fam not in FAMILY_METRICS and "TFLOPS" in present:
             cols = [m for m in cols if m != "samples/s"]  # proportional to TFLOPS: adds width, not news
         cols = [m for m in cols if m in present]
+        if narrow and not metrics:  # each case's headline metric (P2P: GB/s and latency_us)
+            heads = {headline(c) for cs in cases_by_run for c in cs if c is not None and not c.error}
+            cols = [m for m in NARROW_FAMILY_METRICS.get(fam, [m for m in cols if m in heads])
+                    if m in present] or cols[:1]
 
+        sep = "\n" if narrow else " "
         headers = ["case"]
         for m in cols:
-            headers += [f"{m} {r.label}" for r in good]
+            headers += [f"{m}{sep}{r.label}" for r in good]
         for r in others:
-            headers += [f"change {r.label}", f"p {r.label}"]
+            headers += [f"change{sep}{r.label}", f"p{sep}{r.label}"]
         t = Table(fam, headers)
         only = {r.label: 0 for r in good}
 
@@ -219,8 +247,8 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                         row.append(c.error_cell())
                     else:
                         v = c.value(m)
-                        cell = loader.fmt_metric(m, v)
-                        if k and bv and v is not None:
+                        cell = loader.fmt_case(c, m, v)
+                        if k and loader.valid(bv) and bv and loader.valid(v):
                             cell += f" ({v / bv:.2f}×)"
                         row.append(cell)
             for k, r in enumerate(others, start=1):
@@ -230,6 +258,9 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                     continue
                 m = headline(bc)
                 s = speedup(m, bc.value(m), c.value(m))
+                if loader.is_invalid(bc.value(m)) or loader.is_invalid(c.value(m)):
+                    row += ["invalid", ""]  # the loader said which value; no change, no p
+                    continue
                 p = None
                 xs, ys = bc.samples("time"), c.samples("time")
                 if len(xs) >= 2 and len(ys) >= 2:
@@ -249,7 +280,8 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
         # Geometric mean over cases every run has, so the set is the same in each column.
         geo = ["geomean"]
         common = [i for i in range(len(fam_names))
-                  if all(cs[i] is not None and not cs[i].error for cs in cases_by_run)]
+                  if all(cs[i] is not None and not cs[i].error and not cs[i].invalid
+                         for cs in cases_by_run)]
         for m in cols:
             base_g = None
             for k, cs in enumerate(cases_by_run):
@@ -277,8 +309,46 @@ def compare(runs, metrics=None, alpha=0.05, family=None, name_filter=None):
                        f" (▲/▼ significant at alpha={alpha}); n/a: fewer than 2 repetitions;"
                        " within noise: |change| < sqrt(a² + b²), a and b each run's noise (cv of"
                        " its repetitions, else ci_pct/2, else cv_pct).")
+        t.notes += loader.marks_legend(c for r in t.rows for c in r[1:])
+        if narrow:
+            _narrow(t, len(others))
         res.tables.append(t)
+
+    # The gate's other half: a baseline case a later run lacks (or cannot run) or failed.
+    measured = [n for n in names if loader.parse_name(n)[0] in families
+                and n in base.cases and not base.cases[n].error]
+    for r in others:
+        missing = [n for n in measured if n not in r.cases or r.cases[n].unsupported]
+        failed = [(n, r.cases[n].error) for n in measured
+                  if n in r.cases and r.cases[n].error and not r.cases[n].unsupported]
+        if missing or failed:
+            res.unmatched.append((r, missing, failed, len(measured)))
     return res
+
+
+def _narrow(t, n_others):
+    """The terminal's layout of a family's table: p columns with no p value at all (fewer than 2
+    repetitions) are dropped and, when it is still wider than WIDTH, the name parts every case
+    shares go into the title."""
+    first_p = len(t.headers) - 2 * n_others + 1
+    drop = [i for i in range(first_p, len(t.headers), 2)
+            if all(r[i] in ("", "n/a", "—") for r in t.rows)]
+    if drop:
+        t.headers = [h for i, h in enumerate(t.headers) if i not in drop]
+        t.rows = [[c for i, c in enumerate(r) if i not in drop] for r in t.rows]
+    notes, t.notes = t.notes, []
+    fits = max(len(line) for line in to_text(t).splitlines()) <= WIDTH
+    t.notes = notes
+    names = [r[0] for r in t.rows if r[0] != "geomean"]
+    short, common = short_names(names) if not fits else (names, [])
+    if common:
+        shared = [c for c in common if c != t.title]
+        if shared:
+            t.title += " — every case: " + "/".join(shared)
+        short = iter(short)
+        for r in t.rows:
+            if r[0] != "geomean":
+                r[0] = next(short)
 
 
 def slower_than(res, pct):
@@ -287,55 +357,109 @@ def slower_than(res, pct):
     return [(f, n, lab, s) for (f, n, lab, s, _, _) in res.changes if s is not None and s < limit]
 
 
+def _some(items, k=3):
+    items = list(items)
+    return "; ".join(items[:k]) + (f"; and {len(items) - k} more" if len(items) > k else "")
+
+
+def unmatched_lines(res):
+    """One line per later run that misses or failed baseline cases (the gate fails on them)."""
+    for r, missing, failed, n in res.unmatched:
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} of {n} baseline case(s) missing ({_some(missing)})")
+        if failed:
+            parts.append(f"{len(failed)} case(s) failed ({_some(f'{c}: {e}' for c, e in failed)})")
+        yield f"FAIL: {r.path}: {', '.join(parts)}"
+
+
 def add_arguments(p):
-    p.add_argument("files", nargs="+", help="xfbench / peer runner JSON files; the first is the baseline")
-    p.add_argument("--labels", help="comma-separated run labels (default: file names)")
-    p.add_argument("--format", choices=["text", "md"], default="text", help="stdout format")
-    p.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown to FILE")
-    p.add_argument("--metrics", help="comma-separated metrics to show (default: TFLOPS,GB/s,busbw,"
-                   "samples/s,latency_us where present, and time)")
+    p.add_argument("files", nargs="+",
+                   help="xfbench or peer runner JSON files; the first is the baseline, each later "
+                        "one is compared with it")
+    p.add_argument("--labels", help="comma-separated run names for the headers, one per file "
+                                    "(default: the file names without .json)")
+    p.add_argument("--format", choices=["text", "md"], default="text",
+                   help="stdout format: text (aligned columns that fit 120 columns unless --wide) "
+                        "or md (Markdown, every column; default text)")
+    p.add_argument("--wide", action="store_true",
+                   help="text: every metric, time included, whole case names and one-line "
+                        "headers, however wide (the layout of --format md)")
+    p.add_argument("--markdown", metavar="FILE",
+                   help="also write the report as Markdown (every column) to FILE, e.g. for a "
+                        "pull-request comment")
+    p.add_argument("--metrics", help="comma-separated metrics to show (default: each case's "
+                   "headline metric, the first of TFLOPS, GB/s, busbw, samples/s, latency_us it "
+                   "has, and for TrainStep mem_GB; --wide and md: all of those present, and time)")
     p.add_argument("--family", help="comma-separated families to show (default: all)")
-    p.add_argument("--filter", help="regex on case names")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the U test (0.05)")
+    p.add_argument("--filter", metavar="REGEX", help="only the cases whose name matches REGEX "
+                                                     "(Python syntax, searched anywhere in the name)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the Mann-Whitney U test that marks a change ▲/▼ "
+                        "(default 0.05)")
     p.add_argument("--match-backend", metavar="MAP", default=None,
                    help="rename layer backends before matching, FROM=TO,... (default "
-                        "torch-sdpa=fused,torch-eager=unfused; 'none' to disable)")
+                        "torch-sdpa=fused,torch-eager=unfused, so the PyTorch peer lines up with "
+                        "xfbench; 'none' keeps the names as they are)")
     p.add_argument("--fail-if-slower", type=float, metavar="PCT",
-                   help="exit 1 if any matched case is more than PCT percent slower than the baseline")
+                   help="exit 1 if any matched case is more than PCT percent slower than the "
+                        "baseline, or a later run misses or failed a case the baseline measured")
 
 
-def render(res, fmt):
-    fn = to_markdown if fmt == "md" else to_text
-    return "\n".join(fn(t) for t in [res.context, *res.tables])
+def render(res, fmt, width=None):
+    if fmt == "md":
+        return "\n".join(to_markdown(t) for t in [res.context, *res.tables])
+    return "\n".join(to_text(t, width) for t in [res.context, *res.tables])
 
 
 def main(args):
-    try:
-        bmap = loader.parse_backend_map(args.match_backend)
-    except ValueError as e:
-        loader.warn(f"error: {e}")
-        return 2
-    labels = args.labels.split(",") if args.labels else None
-    runs = loader.load_all(args.files, labels, bmap)
-    if len(args.files) < 2:
-        loader.warn("note: compare needs two or more files to show changes; showing one run")
-    res = compare(runs,
-                  metrics=args.metrics.split(",") if args.metrics else None,
-                  alpha=args.alpha,
-                  family=set(args.family.split(",")) if args.family else None,
-                  name_filter=args.filter)
-    sys.stdout.write(render(res, args.format))
+    bmap = loader.parse_backend_map(args.match_backend)
+    labels = loader.labels_for(args.labels, args.files)
+    loader.regex(args.filter, "--filter")
+    loader.require(0 < args.alpha < 1, "--alpha", args.alpha, "must be between 0 and 1")
+    families = loader.split_list(args.family, "--family")
+    metrics = loader.split_list(args.metrics, "--metrics")
+    gate = args.fail_if_slower
+    if gate is not None:
+        loader.require(0 <= gate < 100, "--fail-if-slower", gate, "must be a percentage from 0 to below 100")
+        loader.require(len(args.files) > 1, "--fail-if-slower", f"{gate:g}",
+                       "needs a baseline and a file to compare with it")
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(render(res, "md"))
+        loader.output_file(args.markdown, "--markdown")
+    # Under the gate a later run's failed cases are named in its one FAIL line instead.
+    quiet = [False] + [{"error"}] * (len(args.files) - 1) if gate is not None else False
+    runs = loader.load_all(args.files, labels, bmap, quiet)
+    usable = [r for r in runs if r.ok]
+    if usable:  # names the runs lack (checked where there are runs to look in)
+        have = [f for r in usable for f in r.families()]
+        loader.unknown("--family", families, list(dict.fromkeys(have)), "family")
+        shown = [c for r in usable for c in r.cases.values() if not families or c.family in families]
+        loader.unknown("--metrics", metrics,
+                       list(dict.fromkeys(m for c in shown for m in c.metrics())), "metric")
+        if args.filter and not any(re.search(args.filter, c.name) for c in shown):
+            raise loader.BadInput(f"--filter {args.filter}: matches no case"
+                                  + (f" of --family {args.family}" if families else ""))
+    if len(args.files) < 2 and all(r.ok for r in runs):
+        loader.warn("note: compare needs two or more files to show changes; showing one run")
+    res = compare(runs, metrics=metrics, alpha=args.alpha,
+                  family=set(families) if families else None, name_filter=args.filter)
+    if args.format == "text" and not args.wide:
+        shown = compare(runs, metrics=metrics, alpha=args.alpha, family=set(families)
+                        if families else None, name_filter=args.filter, narrow=True)
+        loader.write_stdout(render(shown, "text", WIDTH))
+    else:
+        loader.write_stdout(render(res, args.format))
+    if args.markdown:
+        loader.write_file(args.markdown, render(res, "md"), "--markdown")
     rc = 0
-    if args.fail_if_slower is not None:
-        slow = slower_than(res, args.fail_if_slower)
+    if gate is not None:
+        slow = slower_than(res, gate)
         for f, n, lab, s in slow:
-            loader.warn(f"slower: {n} in {lab}: {fmt_change(s)} (limit -{args.fail_if_slower:g}%)")
+            loader.warn(f"slower: {n} in {lab}: {fmt_change(s)} (limit -{gate:g}%)")
         if slow:
-            loader.warn(f"FAIL: {len(slow)} case(s) more than {args.fail_if_slower:g}% slower")
+            loader.warn(f"FAIL: {len(slow)} case(s) more than {gate:g}% slower")
+        for line in unmatched_lines(res):
+            loader.warn(line)
+        if slow or res.unmatched:
             rc = 1
-    if not all(r.ok for r in runs):
-        rc = 2
-    return rc
+    return 2 if loader.bad_input(runs) else rc

@@ -6,7 +6,12 @@ Every command goes through here, so the rules live once:
     aggregate is used, then `_mean`;
   * `/manual_time` (and Google Benchmark's other timing suffixes) are stripped from names;
   * bad input never stops a report: each problem is one line on stderr and is also kept in
-    `Run.problems` so a command can decide its exit code.
+    `Run.problems` so a command can decide its exit code (`bad_input`: exit 2);
+  * a value no benchmark writes (NaN, infinite, negative, a time that is not a number of a known
+    unit) makes its metric `invalid`: shown so, never as `—` (missing), and a problem;
+  * an interrupted run (the host's top-level "interrupted" key, or a file cut off inside its
+    "benchmarks" list by a kill) is read up to where it stops and said to be interrupted.
+Arguments that cannot be used raise BadInput: `python3 -m reports` prints it as one line and exits 2.
 Only the standard library is used so `compare` and `table` run anywhere.
 """
 
@@ -43,9 +48,33 @@ CONTEXT_KEYS = [
 ]
 
 
+# Problems (Run.problems kinds) that make a command exit 2: the file cannot be used at all
+# (UNUSABLE), or it holds entries or values no benchmark writes. 'error' (a case failed),
+# 'unsupported' (n/a on this machine) and 'interrupted' are results, not bad input.
+UNUSABLE = {"bad-file", "empty"}
+BAD_INPUT = UNUSABLE | {"bad-entry", "invalid"}
+
+# What Case.value() returns for a metric the file holds an invalid value of: NaN, shown `invalid`.
+INVALID = float("nan")
+
+
+class BadInput(ValueError):
+    """An argument, or an output that cannot be written: `python3 -m reports` prints
+    `error: <message>` as one line on stderr and exits 2 (__main__.main, the one place)."""
+
+
 def warn(msg):
-    """One line on stderr; reports keep going."""
-    print(msg, file=sys.stderr)
+    """One line on stderr (a message with line breaks is joined); reports keep going."""
+    print(" ".join(str(msg).splitlines()), file=sys.stderr)
+
+
+def valid(v):
+    """A number that can be shown and compared: not missing (None), not INVALID."""
+    return v is not None and math.isfinite(v)
+
+
+def is_invalid(v):
+    return isinstance(v, float) and math.isnan(v)
 
 
 def strip_name(name):
@@ -87,6 +116,33 @@ class Case:
         self.aggs = {}                    # aggregate_name -> entry
         self.error = None                 # error message if every repetition failed
         self.label = ""
+        self.labels = []                  # every distinct label of its entries, in file order
+        self.invalid = {}                 # metric -> what the file holds, e.g. "TFLOPS = nan"
+        self.runner = "xfbench"           # the context's xfbench_runner ("pytorch" for the peer)
+
+    def _label_part(self, key):
+        """The text after `key:` in any of the case's labels ('; '-separated parts), or ''."""
+        for label in self.labels:
+            for part in label.split(";"):
+                part = part.strip()
+                if part.startswith(key + ":"):
+                    return part[len(key) + 1:].strip() or key
+        return ""
+
+    @property
+    def noisy(self):
+        """Why the protocol gave up on it ('ci ±5.75% drift 12.01% after 10.0s'), or ''."""
+        return self._label_part("noisy")
+
+    @property
+    def throttled(self):
+        """The clock-event reasons active while it ran ('sw_power_cap 100%'), or ''."""
+        return self._label_part("throttle")
+
+    @property
+    def marks(self):
+        """What follows a number of this case wherever it is shown: MARKS."""
+        return ("~" if self.noisy else "") + ("†" if self.throttled else "")
 
     @property
     def unsupported(self):
@@ -107,7 +163,9 @@ class Case:
         return []
 
     def samples(self, metric):
-        """Per-repetition values of `metric` ('time' is real_time in seconds)."""
+        """Per-repetition values of `metric` ('time' is real_time in seconds); none when invalid."""
+        if metric in self.invalid:
+            return []
         out = []
         for e in self.reps:
             v = _metric(e, metric)
@@ -116,6 +174,9 @@ class Case:
         return out
 
     def value(self, metric):
+        """Median over the repetitions; None when missing, INVALID when the file's is invalid."""
+        if metric in self.invalid:
+            return INVALID
         vals = [v for v in (_metric(e, metric) for e in self._entries()) if v is not None]
         return statistics.median(vals) if vals else None
 
@@ -137,17 +198,39 @@ def _is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _unit(entry):
+    """Seconds per time_unit of an entry (ns when absent), None when it is no known unit."""
+    unit = entry.get("time_unit", "ns")
+    return _UNIT_SECONDS.get(unit) if isinstance(unit, str) else None
+
+
 def _metric(entry, metric):
     if metric == "time":
         t = entry.get("real_time")
-        unit = _UNIT_SECONDS.get(entry.get("time_unit", "ns"))
+        unit = _unit(entry)
         if not _is_num(t) or unit is None:
             return None
         return t * unit
     v = entry.get(metric)
-    if not _is_num(v) or math.isnan(v):
+    if not _is_num(v) or not math.isfinite(v):
         return None
     return float(v)
+
+
+def _invalid_values(entry):
+    """{metric: what the entry holds} for values no benchmark writes: a real_time that is not a
+    number or has an unknown time_unit; NaN, infinite or negative times and counters."""
+    bad = {}
+    t = entry.get("real_time")
+    if t is not None and not _is_num(t):
+        bad["time"] = f"real_time = {t!r}"
+    elif t is not None and _unit(entry) is None:
+        bad["time"] = f"time_unit = {entry.get('time_unit')!r}"
+    for k, v in entry.items():
+        if (k == "real_time" or k not in _NON_COUNTERS) and _is_num(v) and \
+                not (math.isfinite(v) and v >= 0):
+            bad["time" if k == "real_time" else k] = f"{k} = {v}"
+    return bad
 
 
 class Run:
@@ -158,16 +241,25 @@ class Run:
         self.label = label or os.path.splitext(os.path.basename(path))[0]
         self.context = {}
         self.cases = {}
-        self.problems = []   # (kind, message): 'bad-file', 'empty', 'error' or 'unsupported'
+        self.interrupted = None  # why the run stopped early, when it did
+        # (kind, message): 'bad-file', 'empty', 'bad-entry', 'invalid', 'error', 'unsupported',
+        # 'interrupted'
+        self.problems = []
 
     def problem(self, kind, msg, quiet=False):
+        """Keep a problem; one line on stderr unless quiet (True, or a set of kinds kept quiet)."""
         self.problems.append((kind, msg))
-        if not quiet:
+        if not (quiet is True or (quiet and kind in quiet)):
             warn(f"{self.path}: {msg}")
 
     @property
     def ok(self):
-        return not any(k == "bad-file" for k, _ in self.problems)
+        """Usable: read, and has cases."""
+        return not any(k in UNUSABLE for k, _ in self.problems)
+
+    @property
+    def bad_input(self):
+        return any(k in BAD_INPUT for k, _ in self.problems)
 
     def families(self):
         seen = []
@@ -188,51 +280,121 @@ def map_backend(name, backend_map):
     return "/".join(parts)
 
 
-def load(path, label=None, backend_map=None, quiet=False):
-    """Read one file. Never raises for bad content: problems go to stderr and Run.problems."""
-    run = Run(path, label)
+def _read(run, quiet):
+    """(True, JSON document of run.path, whether it was cut off), or (False, None, False) after
+    one line saying why it cannot be used. A file cut off inside its "benchmarks" list (a run
+    killed mid-write) gives the entries complete before the cut."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open(run.path, encoding="utf-8") as f:
+            text = f.read()
     except OSError as e:
         run.problem("bad-file", f"cannot read: {e.strerror or e}", quiet)
-        return run
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        # A crashed run leaves a truncated file; say so in one line.
-        run.problem("bad-file", f"not valid JSON ({e}); truncated or not an xfbench output?", quiet)
+        return False, None, False
+    except UnicodeDecodeError:
+        run.problem("bad-file", "not a text file (not UTF-8): not xfbench JSON", quiet)
+        return False, None, False
+    if not text.strip():
+        run.problem("bad-file", "empty file: not xfbench JSON", quiet)
+        return False, None, False
+    try:
+        return True, json.loads(text), False
+    except RecursionError:
+        run.problem("bad-file", "not valid JSON (nested too deeply)", quiet)
+        return False, None, False
+    except json.JSONDecodeError as e:
+        doc = _parse_cut(text)
+        if doc is None:
+            run.problem("bad-file", f"not valid JSON ({e}); truncated or not an xfbench output?", quiet)
+        return doc is not None, doc, True
+
+
+def _parse_cut(text):
+    """A Google Benchmark JSON document cut off inside its "benchmarks" list: the keys before the
+    list and the list's complete entries; None for any other text."""
+    dec, space = json.JSONDecoder(), re.compile(r"\s*")
+    i = space.match(text).end()
+    if not text.startswith("{", i):
+        return None
+    doc, i = {}, i + 1
+    try:
+        while True:  # top-level keys up to "benchmarks"
+            key, i = dec.raw_decode(text, space.match(text, i).end())
+            i = space.match(text, i).end()
+            if not isinstance(key, str) or not text.startswith(":", i):
+                return None
+            i = space.match(text, i + 1).end()
+            if key == "benchmarks":
+                break
+            doc[key], i = dec.raw_decode(text, i)
+            i = space.match(text, i).end()
+            if not text.startswith(",", i):
+                return None
+            i += 1
+    except (ValueError, RecursionError):
+        return None
+    if not text.startswith("[", i):
+        return None
+    entries, i = [], i + 1
+    while True:  # entries until the cut
+        try:
+            entry, i = dec.raw_decode(text, space.match(text, i).end())
+        except (ValueError, RecursionError):
+            break
+        entries.append(entry)
+        i = space.match(text, i).end()
+        if not text.startswith(",", i):
+            break
+        i += 1
+    doc["benchmarks"] = entries
+    return doc
+
+
+def load(path, label=None, backend_map=None, quiet=False):
+    """Read one file. Never raises for bad content: problems go to stderr and Run.problems
+    (quiet: True, or a set of problem kinds not to print)."""
+    run = Run(path, label)
+    ok, doc, cut = _read(run, quiet)
+    if not ok:
         return run
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         run.problem("bad-file", 'not xfbench/Google Benchmark JSON (no "benchmarks" list)', quiet)
         return run
     ctx = doc.get("context")
     run.context = ctx if isinstance(ctx, dict) else {}
+    if doc.get("interrupted") not in (None, False):  # the host's key after Ctrl-C / SIGTERM
+        run.interrupted = str(doc["interrupted"]) or "no reason given"
 
     backend_map = DEFAULT_BACKEND_MAP if backend_map is None else backend_map
-    raw_names = set()
-    for e in doc["benchmarks"]:
-        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
-            continue
-        base = strip_name(e.get("run_name") or e["name"])
-        raw_names.add(base)
-    for e in doc["benchmarks"]:
-        if not isinstance(e, dict) or not isinstance(e.get("name"), str):
-            run.problem("bad-file", "skipped a benchmark entry without a name", quiet)
-            continue
-        raw = strip_name(e.get("run_name") or e["name"])
+    named = [e for e in doc["benchmarks"]
+             if isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"]]
+
+    def base_name(e):
+        run_name = e.get("run_name")
+        return strip_name(run_name if isinstance(run_name, str) and run_name else e["name"])
+    raw_names = {base_name(e) for e in named}
+    for e in named:
+        raw = base_name(e)
         name = map_backend(raw, backend_map)
         if name != raw and name in raw_names:
             name = raw  # the mapped name exists in this file already: keep both apart
         case = run.cases.get(name)
         if case is None:
             case = run.cases[name] = Case(name, raw)
+            case.runner = str(run.context.get("xfbench_runner") or "xfbench")
         if e.get("label"):
-            case.label = e["label"]
+            case.label = str(e["label"])
+            if case.label not in case.labels:
+                case.labels.append(case.label)
         if e.get("error_occurred"):
-            case.error = e.get("error_message") or "error (no message)"
-        elif e.get("run_type") == "aggregate":
-            case.aggs[e.get("aggregate_name", "")] = e
+            case.error = str(e.get("error_message") or "error (no message)")
+            continue
+        if e.get("run_type") == "aggregate":
+            case.aggs[str(e.get("aggregate_name", ""))] = e
+            if e.get("aggregate_name") not in ("median", "mean"):
+                continue  # a cv of counters that are 0 is NaN in a good file
         else:
             case.reps.append(e)
+        case.invalid.update(_invalid_values(e))
 
     for case in run.cases.values():
         if case.error and (case.reps or case.aggs):
@@ -241,18 +403,34 @@ def load(path, label=None, backend_map=None, quiet=False):
             run.problem("unsupported", f"{case.name}: {case.error}", quiet=True)
         elif case.error:
             run.problem("error", f"{case.name}: {case.error}", quiet)
+        elif case.invalid:
+            run.problem("invalid", f"{case.name}: invalid value: {', '.join(case.invalid.values())}",
+                        quiet)
+    if cut:
+        run.interrupted = f"file ends early: truncated after {len(run.cases)} cases"
+    skipped = len(doc["benchmarks"]) - len(named)
     if not run.cases:
-        run.problem("empty", "empty run (no benchmark results)", quiet)
+        why = f"interrupted: {run.interrupted}" if run.interrupted else "no benchmark results"
+        if skipped:
+            why += f"; {skipped} entr{'y' if skipped == 1 else 'ies'} without a name"
+        run.problem("empty", f"empty run ({why})", quiet)
+        return run
+    if skipped:
+        run.problem("bad-entry", f"skipped {skipped} benchmark entr{'y' if skipped == 1 else 'ies'}"
+                    " without a name", quiet)
+    if run.interrupted:
+        run.problem("interrupted", f"interrupted run: {run.interrupted}", quiet)
     return run
 
 
 def load_all(paths, labels=None, backend_map=None, quiet=False):
-    """Load several files; labels default to file stems, made unique."""
+    """Load several files; labels default to file stems, made unique. quiet: as load's, or a
+    list of those, one per file."""
     runs = []
     used = set()
     for i, p in enumerate(paths):
         label = labels[i] if labels and i < len(labels) else None
-        r = load(p, label, backend_map, quiet)
+        r = load(p, label, backend_map, quiet[i] if isinstance(quiet, list) else quiet)
         base, n = r.label, 2
         while r.label in used:
             r.label = f"{base}#{n}"
@@ -263,12 +441,14 @@ def load_all(paths, labels=None, backend_map=None, quiet=False):
 
 
 def merge(runs):
-    """Several runs of one machine as one (the first's context; a case in several from the
-    first; every run's problems)."""
+    """Several runs of one machine as one (every run's context keys, the first's where they
+    differ; a case in several from the first; every run's problems)."""
     if len(runs) == 1:
         return runs[0]
     merged = Run(runs[0].path, runs[0].label)
-    merged.context = runs[0].context
+    merged.context = {}
+    for r in reversed(runs):  # a key the first lacks (the peer writes no peak table) from another
+        merged.context.update(r.context)
     for r in runs:
         for name, c in r.cases.items():
             merged.cases.setdefault(name, c)
@@ -284,11 +464,109 @@ def parse_backend_map(text):
         return {}
     out = {}
     for item in text.split(","):
-        if "=" not in item:
-            raise ValueError(f"bad --match-backend item {item!r}: expected FROM=TO")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
+        k, eq, v = (x.strip() for x in item.partition("="))
+        if not (k and eq and v):
+            raise BadInput(f"--match-backend {text}: {item!r} is not FROM=TO")
+        out[k] = v
     return out
+
+
+# ---- arguments and outputs: checked before any file is read; BadInput is one line, exit 2 ----
+
+def bad_input(runs):
+    """Whether any run holds bad input (BAD_INPUT kinds): the command exits 2."""
+    return any(r.bad_input for r in runs)
+
+
+def require(ok, option, value, why):
+    if not ok:
+        raise BadInput(f"{option} {value:g}: {why}" if isinstance(value, float)
+                       else f"{option} {value}: {why}")
+
+
+def split_list(text, option):
+    """'a,b' -> ['a', 'b']; None -> None; an empty item is an error."""
+    if text is None:
+        return None
+    items = [x.strip() for x in text.split(",")]
+    require(all(items), option, repr(text), "an empty item in the comma-separated list")
+    return items
+
+
+def labels_for(text, files):
+    """--labels: one per file."""
+    labels = split_list(text, "--labels")
+    if labels is not None:
+        require(len(labels) == len(files), "--labels", text,
+                f"{len(labels)} label(s) for {len(files)} file(s)")
+    return labels
+
+
+def regex(text, option):
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise BadInput(f"{option} {text}: not a regular expression ({e})") from None
+
+
+def unknown(option, asked, have, what):
+    """Names in `asked` (a list from the command line) that no run has: an error listing them."""
+    missing = [a for a in asked or [] if a not in have]
+    if missing:
+        shown = ", ".join(list(have)[:12]) + (", ..." if len(have) > 12 else "")
+        raise BadInput(f"{option} {','.join(missing)}: no {what} of that name in the runs "
+                       f"(they have: {shown or 'none'})")
+
+
+def output_dir(path, option):
+    """Make the output folder `path`; an error when it cannot be made or written to."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise BadInput(f"{option} {path}: not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise BadInput(f"{option} {path}: cannot make this folder ({e.strerror or e})") from None
+    if not os.access(path, os.W_OK):
+        raise BadInput(f"{option} {path}: folder not writable")
+
+
+def output_file(path, option, make_folder=False):
+    """Check, before any work, that the file `path` can be written: not a folder, its folder
+    exists (or is made: make_folder) and is writable. The write itself: write_file."""
+    if os.path.isdir(path):
+        raise BadInput(f"{option} {path}: is a folder, not a file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if make_folder and not os.path.exists(folder):
+        try:
+            os.makedirs(folder)
+        except OSError as e:
+            raise BadInput(f"{option} {path}: cannot make its folder ({e.strerror or e})") from None
+    if not os.path.isdir(folder):
+        why = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise BadInput(f"{option} {path}: its folder {folder} {why}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise BadInput(f"{option} {path}: not writable")
+
+
+def write_file(path, text, option):
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise BadInput(f"{option} {path}: cannot write ({e.strerror or e})") from None
+
+
+def write_stdout(text):
+    """The report on stdout; a failed write (a full disk) is an error, a closed pipe is not."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise BadInput(f"stdout: cannot write ({e.strerror or e})") from None
 
 
 # ---- formatting shared by the commands -------------------------------------------------------
@@ -296,6 +574,8 @@ def parse_backend_map(text):
 def fmt_time(seconds):
     if seconds is None:
         return "—"
+    if is_invalid(seconds):
+        return "invalid"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
@@ -305,6 +585,8 @@ def fmt_time(seconds):
 def fmt_num(v):
     if v is None:
         return "—"
+    if is_invalid(v):
+        return "invalid"
     if v == 0:
         return "0"
     a = abs(v)
@@ -323,6 +605,27 @@ def fmt_metric(metric, v):
     return fmt_time(v) if metric == "time" else fmt_num(v)
 
 
+# Marks after a number of a case the protocol could not vouch for, in every table and plot.
+MARKS = {"~": "noisy: the case ran into the protocol's time-out without settling (its label "
+              "'noisy: ...' says how far)",
+         "†": "throttled: clocks held down while it ran (label 'throttle: ...', e.g. "
+              "sw_power_cap, the GPU at its power limit)"}
+
+
+def fmt_case(case, metric, v=None):
+    """A case's value as shown in a table: the number with the case's marks (`386.2~†`); no mark
+    on `—` or `invalid`."""
+    v = case.value(metric) if v is None else v
+    text = fmt_metric(metric, v)
+    return text + case.marks if valid(v) else text
+
+
+def marks_legend(cells):
+    """Notes explaining the marks that occur in `cells` (strings), one line per mark."""
+    text = "".join(cells)
+    return [f"{m} {why}" for m, why in MARKS.items() if m in text]
+
+
 def fmt_bytes(n):
     n = as_number(n)
     if not isinstance(n, (int, float)):
@@ -334,15 +637,25 @@ def fmt_bytes(n):
     return f"{n:g} B"
 
 
+# Context keys whose difference makes two runs different setups: the GPU, its driver and how
+# each case was timed. Versions of the runner's own software (xfbench's cuBLAS, the peer's
+# torch) differ between xfbench and its PyTorch peer by design and are shown, not flagged.
+SETUP_KEYS = ["gpu_name", "driver_version", "xfbench_mode", "protocol_min_time",
+              "protocol_max_noise_pct", "protocol_timeout", "protocol_min_warmup",
+              "protocol_capped_warmup", "protocol_window_ms"]
+
+
 def context_rows(runs, keys=None):
-    """[(key, [value per run], differs)] for the context keys any run has."""
+    """[(key, [value per run], differs)] for the context keys any run has. `differs`: a SETUP_KEYS
+    key with two different values (a run that does not write the key is not counted)."""
     keys = keys or CONTEXT_KEYS
     rows = []
+    if any(r.interrupted for r in runs):  # first: the numbers below it are a part of a run
+        rows.append(("interrupted", [r.interrupted or "" for r in runs], False))
     for k in keys:
         vals = [str(r.context.get(k, "")) for r in runs]
         if not any(vals):
             continue
-        # date and host always differ between runs; they are information, not a mismatch
-        differs = len(set(vals)) > 1 and k not in ("date", "host_name")
+        differs = k in SETUP_KEYS and len({v for v in vals if v}) > 1
         rows.append((k, vals, differs))
     return rows

@@ -8,8 +8,8 @@ below ~50 us a launch measures the launch path more than the GPU. --check exits 
 case reaches the limit, so a machine's stability can gate a run.
 """
 
+import math
 import statistics
-import sys
 
 from . import loader
 from .render import Table, to_markdown, to_text
@@ -74,20 +74,30 @@ def family_table(rows, limit):
 
 
 def main(args):
+    loader.require(0 < args.limit < math.inf, "--limit", args.limit, "must be a percentage above 0")
+    loader.require(0 <= args.min_time_us < math.inf, "--min-time-us", args.min_time_us,
+                   "must be 0 or more")
     runs = loader.load_all(args.files)
-    rows = case_noise(runs, args.metric, args.min_time_us * 1e-6)
+    usable = [r for r in runs if r.ok]
+    if not usable:
+        return 2  # each file has said why in its line
+    have = list(dict.fromkeys(m for r in usable for c in r.cases.values() for m in c.metrics()))
+    loader.unknown("--metric", [args.metric], have, "metric")
+    rows = case_noise(usable, args.metric, args.min_time_us * 1e-6)
     render = to_markdown if args.format == "md" else to_text
     if not rows:
-        print("noise: no case has two or more repetitions (run with --benchmark_repetitions=5)",
-              file=sys.stderr)
-        return 1
-    print(render(family_table(rows, args.limit)))
+        loader.warn("noise: no case has two or more repetitions (run with --benchmark_repetitions=5)")
+        return 2 if loader.bad_input(runs) else 1
+    out = render(family_table(rows, args.limit)) + "\n"
     if args.cases:
         t = Table("Cases", ["case", "reps", "CV %", ""])
         for _, name, cv, reps, ok in rows:
             t.add([name, reps, f"{cv:.2f}", "" if ok else "short"])
-        print(render(t))
+        out += render(t) + "\n"
+    loader.write_stdout(out)
     over = [(name, cv) for _, name, cv, _, ok in rows if ok and cv >= args.limit]
     for name, cv in over:
-        print(f"noise: {name}: CV {cv:.2f}% >= {args.limit:g}%", file=sys.stderr)
+        loader.warn(f"noise: {name}: CV {cv:.2f}% >= {args.limit:g}%")
+    if loader.bad_input(runs):
+        return 2
     return 1 if args.check and over else 0

@@ -759,8 +759,30 @@ def run_cases(torch, specs, args, context):
     return failed
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit 2, not the usage and the error."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def out_problem(path):
+    """Why the output JSON `path` cannot be written, or None (checked before any case runs)."""
+    if os.path.isdir(path):
+        return "is a folder, not a file"
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):  # main makes the missing folders
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK):
+        return f"folder {folder} is not writable"
+    return None
+
+
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="peer_torch.py",
         description="Run xfbench's cases through PyTorch / HF transformers and write Google Benchmark JSON.")
     p.add_argument("--families", default=",".join(DEFAULT_FAMILIES),
@@ -857,6 +879,9 @@ def parse_args(argv=None):
             p.error(f"bad --layer-shapes item '{item}': expected SEQxBATCH, e.g. 128x64")
         shapes.append((int(m.group(1)), int(m.group(2))))
     args.layer_shapes = shapes or None
+    why = None if args.list else out_problem(args.out)
+    if why:
+        p.error(f"--out {args.out}: {why}")
     return args
 
 

@@ -9,7 +9,6 @@ NVLink on and off) make the seeds' multi-GPU table, one per configuration.
 """
 
 import os
-import sys
 
 from . import loader
 from .render import Table, to_csv, to_markdown, to_text
@@ -64,7 +63,7 @@ def pivot(title, cases, row_of, col_of, metric, corner="", notes=None):
                 raw.append(c.error_cell())
             else:
                 v = c.value(metric)
-                shown.append(loader.fmt_num(v))
+                shown.append(loader.fmt_case(c, metric, v))
                 raw.append(v)
         t.add(shown, raw)
     return t
@@ -223,10 +222,105 @@ def trainstep_tables(cases):
                       [row, c.error_cell(), *[None for _ in PARALLEL_COLUMNS[1:]]])
                 continue
             vals = [c.value(m) for m, _ in PARALLEL_COLUMNS]
-            t.add([row, *[loader.fmt_num(v) for v in vals]], [row, *vals])
+            t.add([row, *[loader.fmt_case(c, m, v) for (m, _), v in zip(PARALLEL_COLUMNS, vals)]],
+                  [row, *vals])
         tables.append(t)
         used += cs
     return tables, used
+
+
+# The seeds' single-GPU training table: per configuration, xfbench's numbers and the PyTorch
+# peer's beside them (the peer's torch-sdpa / torch-eager paired with fused / unfused).
+TRAIN_COLUMNS = [("samples/s", "samples/s"), ("TFLOPS", "TFLOPS"), ("MFU", "MFU %"),
+                 ("mem_GB", "mem GB")]
+TRAIN_DEFAULT_KNOBS = {"accum": "1", "ckpt": "off", "adamw": "fused"}
+
+
+def _mfu(c, context):
+    """MFU %: the case's own counter, else its TFLOPS over the context's peak of its dtype (the
+    peer writes no peak table; on the same GPU xfbench's is the one)."""
+    v = c.value("MFU")
+    if v is not None:
+        return v
+    tflops = c.value("TFLOPS")
+    peak = loader.as_number(context.get(f"peak_TFLOPS_{c.variants[2]}"))
+    if loader.valid(tflops) and isinstance(peak, (int, float)) and peak > 0:
+        return tflops / peak * 100
+    return tflops if loader.is_invalid(tflops) else None
+
+
+def train_table(cases, context):
+    """One row per one-GPU TrainStep configuration and xfbench backend: samples/s, TFLOPS, MFU,
+    memory, then the PyTorch peer's of the same configuration and its ratio (samples/s)."""
+    one = [c for c in cases if len(c.variants) >= 3 and "gpus" not in c.params
+           and {"seq", "batch"} <= c.params.keys()]
+    own = [c for c in one if c.runner != "pytorch" and not c.variants[0].startswith("torch-")]
+    peer = {loader.map_backend(c.name, loader.DEFAULT_BACKEND_MAP): c for c in one
+            if c not in own}
+    if not own and not peer:
+        return None, []
+    cols = [label for _, label in TRAIN_COLUMNS]
+    headers = ["configuration", "backend", *cols]
+    if peer:
+        headers += [f"PyTorch {label}" for label in cols] + ["× PyTorch"]
+    t = Table("TrainStep one GPU — samples/s, TFLOPS, MFU, memory"
+              + (" (PyTorch beside)" if peer else ""), headers)
+
+    def config(c):
+        knobs = [f"{k}:{v}" for k, v in c.params.items()
+                 if TRAIN_DEFAULT_KNOBS.get(k) != v and k not in ("seq", "batch")]
+        return " ".join([c.variants[1], c.variants[2], f"seq:{c.params['seq']}",
+                         f"batch:{c.params['batch']}", *knobs])
+
+    def cells(c):
+        if c is None:
+            return ["—"] * len(TRAIN_COLUMNS), [None] * len(TRAIN_COLUMNS)
+        if c.error:
+            return ([c.error_cell()] + ["—"] * (len(TRAIN_COLUMNS) - 1),
+                    [c.error_cell()] + [None] * (len(TRAIN_COLUMNS) - 1))
+        vals = [_mfu(c, context) if m == "MFU" else c.value(m) for m, _ in TRAIN_COLUMNS]
+        return [loader.fmt_case(c, m, v) for (m, _), v in zip(TRAIN_COLUMNS, vals)], vals
+    paired = set()
+    rows = []
+    for c in own:
+        p = peer.get(c.name)
+        if p is not None:
+            paired.add(p.name)
+        rows.append((config(c), c.variants[0], c, p))
+    rows += [(config(p), "—", None, p) for p in peer.values() if p.name not in paired]
+    for label, backend, c, p in rows:
+        shown, raw = cells(c)
+        if peer:
+            pshown, praw = cells(p)
+            ratio = None
+            if c is not None and p is not None and not c.error and not p.error:
+                a, b = c.value("samples/s"), p.value("samples/s")
+                ratio = a / b if loader.valid(a) and loader.valid(b) and b > 0 else None
+            shown += pshown + ["—" if ratio is None else f"{ratio:.2f}×"]
+            raw += praw + [ratio]
+        t.add([label, backend, *shown], [label, backend, *raw])
+    if peer:
+        t.notes.append("PyTorch: the peer's torch-sdpa beside xfbench's fused, torch-eager beside "
+                       "unfused; × PyTorch: samples/s over the peer's; MFU of the peer: its TFLOPS "
+                       "over the run's peak_TFLOPS of the dtype.")
+    return t, one
+
+
+def not_run_table(cases):
+    """Cases this machine cannot run, one row per reason: how many, and the first of them."""
+    groups = {}
+    for c in cases:
+        groups.setdefault(not_run_reason(c), []).append(c)
+    t = Table("Not run on this machine (n/a)", ["why", "cases", "e.g."])
+    for why, cs in groups.items():
+        t.add([why, str(len(cs)), cs[0].name])
+    return t, groups
+
+
+def not_run_reason(case):
+    """'P2P needs two GPUs; 1 visible' from 'unsupported: P2P needs two GPUs; 1 visible'."""
+    why = case.error or ""
+    return why.split(":", 1)[1].strip() if why.lower().startswith("unsupported:") else why
 
 
 def flat_table(title, cases):
@@ -246,13 +340,15 @@ def flat_table(title, cases):
                   [c.name, c.error_cell(), *[None for _ in metrics]])
             continue
         vals = [c.value(m) for m in ["time", *metrics]]
-        t.add([c.name, loader.fmt_time(vals[0]), *[loader.fmt_num(v) for v in vals[1:]]],
+        t.add([c.name, *[loader.fmt_case(c, m, v) for m, v in zip(["time", *metrics], vals)]],
               [c.name, *vals])
     return t
 
 
-def tables_for(run):
-    """All pivot tables of one run, by family in file order, then a list of errors."""
+def tables_for(run, hidden=None):
+    """All pivot tables of one run, by family in file order, then the errors and the cases not
+    run (one row per reason). Tables without a single value (a one-GPU run's P2P matrices, all
+    n/a) are left out, into `hidden` when it is a list."""
     out = []
     for fam in run.families():
         cases = run.by_family(fam)
@@ -269,23 +365,38 @@ def tables_for(run):
         elif fam == "NCCL":
             tables, used = nccl_tables(cases)
         elif fam == "TrainStep":
+            one, used_one = train_table(cases, run.context)
             tables, used = trainstep_tables(cases)
+            tables, used = ([one] if one else []) + tables, used_one + used
         else:
             tables, used = [], []
+        for t in tables:
+            t.family = fam
         out += tables
         rest = [c for c in cases if c not in used]
         if rest:
             title = fam if not used else f"{fam} (other cases)"
-            out.append(flat_table(title, rest))
-    for title, head, pick in (("Errors", "error", lambda c: not c.unsupported),
-                              ("Not run on this machine (n/a)", "why", lambda c: c.unsupported)):
-        listed = [c for c in run.cases.values() if c.error and pick(c)]
-        if listed:
-            t = Table(title, ["case", head])
-            for c in listed:
-                t.add([c.name, c.error])
+            t = flat_table(title, rest)
+            t.family = fam
             out.append(t)
-    return out
+    errors = [c for c in run.cases.values() if c.error and not c.unsupported]
+    if errors:
+        t = Table("Errors", ["case", "error"])
+        for c in errors:
+            t.add([c.name, c.error])
+        out.append(t)
+    not_run = [c for c in run.cases.values() if c.unsupported]
+    if not_run:
+        out.append(not_run_table(not_run)[0])
+    kept = []
+    for t in out:
+        if t.empty() and getattr(t, "family", None):
+            if hidden is not None:
+                hidden.append(t)
+            continue
+        t.notes += loader.marks_legend(c for r in t.rows for c in r[1:])
+        kept.append(t)
+    return kept
 
 
 def add_arguments(p):
@@ -301,28 +412,46 @@ def add_arguments(p):
                    help="rename layer backends, FROM=TO,... (default none: keep torch-* names)")
 
 
+def interrupted_header(runs, fmt):
+    """The first lines of the output when a run was interrupted: its numbers are a part of it."""
+    lines = [f"interrupted run: {r.path}: {r.interrupted}" for r in runs if r.interrupted]
+    if fmt == "csv":
+        return "".join(f"# {line}\n" for line in lines)
+    return "".join(f"{line}\n\n" for line in lines)
+
+
+def hidden_note(hidden, fmt="md"):
+    """The line saying which tables were left out for having no value."""
+    line = (f"{len(hidden)} table(s) with no value left out (every case n/a, see 'Not run on "
+            f"this machine'): {', '.join(t.title for t in hidden[:3])}"
+            + (", ..." if len(hidden) > 3 else ""))
+    return f"\n# {line}\n" if fmt == "csv" else f"\n{line}\n"
+
+
 def main(args):
-    try:
-        bmap = loader.parse_backend_map(args.match_backend)
-    except ValueError as e:
-        loader.warn(f"error: {e}")
-        return 2
-    run = loader.merge(loader.load_all(args.files, backend_map=bmap))
-    tables = tables_for(run)
-    if args.format == "csv" and args.out:
-        os.makedirs(args.out, exist_ok=True)
+    bmap = loader.parse_backend_map(args.match_backend)
+    csv_dir = args.format == "csv" and args.out
+    if csv_dir:
+        loader.output_dir(args.out, "--out")
+    elif args.out:
+        loader.output_file(args.out, "--out")
+    runs = loader.load_all(args.files, backend_map=bmap)
+    hidden = []
+    tables = tables_for(loader.merge(runs), hidden)
+    if csv_dir:
         for t in tables:
-            with open(os.path.join(args.out, t.slug() + ".csv"), "w", encoding="utf-8") as f:
-                f.write(to_csv(t))
+            loader.write_file(os.path.join(args.out, t.slug() + ".csv"), to_csv(t), "--out")
     else:
         if args.format == "csv":
             text = "\n".join(to_csv(t, with_title=True) for t in tables)
         else:
             fn = to_markdown if args.format == "md" else to_text
             text = "\n".join(fn(t) for t in tables)
+        text = interrupted_header(runs, args.format) + text
+        if hidden:
+            text += hidden_note(hidden, args.format)
         if args.out:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write(text)
+            loader.write_file(args.out, text, "--out")
         else:
-            sys.stdout.write(text)
-    return 0 if run.ok else 2
+            loader.write_stdout(text)
+    return 2 if loader.bad_input(runs) else 0

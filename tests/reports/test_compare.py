@@ -109,7 +109,9 @@ def test_torch_peer_matched_by_backend():
     assert r.returncode == 0
     assert "| BertLayer/fused/fp16/fwd/seq:128/batch:128 | 310.0 | 232.5 (0.75×) |" in r.stdout
     assert "| BertLayer/unfused/fp16/fwdbwd/seq:512/batch:64 | 232.0 | 139.2 (0.60×) |" in r.stdout
-    assert "| xfbench_runner | — | pytorch | ≠ differs |" in r.stdout
+    # each runner writes its own version fields: shown, not a different setup
+    assert "| xfbench_runner | — | pytorch |  |" in r.stdout
+    assert "ratios compare different setups" not in r.stdout
     r = run_cli("-m", "reports", "compare", A, fixture("torch_peer.json"), "--family", "BertLayer",
                 "--format", "md", "--match-backend", "none")
     assert "| BertLayer/torch-sdpa/fp16/fwd/seq:128/batch:128 | — | 232.5 |" in r.stdout
@@ -218,3 +220,58 @@ def test_within_noise_from_aggregates_only(tmp_path):
     noise = {n: nz for (_, n, _, _, _, nz) in res.changes}
     expected = math.hypot(_cv([1.00, 1.01, 0.99, 1.02, 0.98]), _cv([0.995, 1.015, 1.0, 0.985, 1.005]))
     assert noise["Matmul/fp32/NN/m:2048/n:2048/k:2048"] == pytest.approx(expected, rel=1e-6)
+
+
+# ---- issue 32: 120 columns, --wide, and warnings only for a different setup ------------------
+
+H100 = os.path.join(os.path.dirname(A), "..", "..", "..", "reports", "results", "h100")
+PAIRS = [("protocol/headline_torch.json", "protocol/headline_xfbench_1.json"),
+         ("train_step/torch_headline.json", "train_step/xf_headline.json"),
+         ("train_step/torch_knobs.json", "train_step/xf_knobs.json"),
+         ("gpt2_block/gpt2_seeds_torch.json", "gpt2_block/gpt2_seeds.json")]
+
+
+@pytest.mark.parametrize("base,new", PAIRS)
+def test_text_fits_120_columns_and_wide_keeps_the_old_layout(base, new):
+    files = [os.path.join(H100, base), os.path.join(H100, new)]
+    r = run_cli("-m", "reports", "compare", *files)
+    assert r.returncode == 0, r.stderr
+    assert max(len(line) for line in r.stdout.splitlines()) <= 120
+    assert "ratios compare different setups" not in r.stdout   # xfbench vs its PyTorch peer
+    wide = run_cli("-m", "reports", "compare", *files, "--wide")
+    assert wide.returncode == 0
+    assert max(len(line) for line in wide.stdout.splitlines()) > 120
+    assert " time " in wide.stdout   # every metric, time included
+
+
+def test_narrow_layout_of_the_training_step():
+    files = [os.path.join(H100, p) for p in PAIRS[1]]
+    out = run_cli("-m", "reports", "compare", *files).stdout
+    table = out.split("\nTrainStep")[1]
+    head = table.splitlines()
+    # what every case shares is said once, in the title; headers on two lines
+    assert head[0] == " — every case: fused/bf16/accum:1/ckpt:off/adamw:fused"
+    assert head[1].split() == ["samples/s", "samples/s", "mem_GB", "mem_GB", "change", "p"]
+    assert head[2].split() == ["case", "torch_headline", "xf_headline", "torch_headline",
+                               "xf_headline", "xf_headline", "xf_headline"]
+    row = next(line for line in head if line.startswith("bert-large/seq:128/batch:64"))
+    assert row.split() == ["bert-large/seq:128/batch:64", "622.5~", "1628†", "(2.62×)", "15.9~",
+                           "12.6†", "(0.79×)", "+161.6%", "0.100"]
+    assert "~ noisy:" in table and "† throttled:" in table      # the marks' legend
+    # Markdown (and --markdown) keep every column and whole names
+    md = run_cli("-m", "reports", "compare", *files, "--format", "md").stdout
+    assert "| TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused | 622.5~ | 1628† (2.62×) |" in md
+
+
+def test_context_warns_only_on_gpu_driver_protocol():
+    # a different GPU: flagged, and the warning names it
+    res = compare.compare(loader.load_all([A, B]))
+    rows = {r[0]: r for r in res.context.rows}
+    assert rows["gpu_name"][-1] == "≠ differs"
+    assert res.context.notes == ["note: gpu_name, driver_version differ (≠); ratios compare "
+                                 "different setups."]
+    # the peer's own fields (torch_version) or a field one runner lacks: no difference
+    res = compare.compare(loader.load_all([os.path.join(H100, p) for p in PAIRS[0]]))
+    rows = {r[0]: r for r in res.context.rows}
+    assert rows["torch_version"][-1] == "" and rows["cublas_version"][-1] == ""
+    assert res.context.notes == []

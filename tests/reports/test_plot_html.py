@@ -38,9 +38,11 @@ def test_bandwidth_plots_and_files(tmp_path):
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "<svg" in (tmp_path / f"{name}.svg").read_text()
     run = loader.load(fixture("run_a.json"))
-    fig = plot.bandwidth_figure([run], "Vector")
-    scale = next(l for l in fig.axes[0].get_lines() if l.get_label() == "scale/fp32")
+    fig = plot.bandwidth_figure([run], "Vector")  # a panel per op, a line per dtype
+    ax = next(a for a in fig.axes if a.get_title() == "scale")
+    scale = next(l for l in ax.get_lines() if l.get_label() == "fp32")
     assert list(scale.get_ydata()) == pytest.approx([2600, 3000])
+    assert list(scale.get_xdata()) == [2 ** 24 * 4 * 2, 2 ** 28 * 4 * 2]  # bytes read + written
     plot.close(fig)
 
 
