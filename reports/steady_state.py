@@ -1,5 +1,5 @@
-"""The steady-state measurement protocol, version 3 (DESIGN.md "Timing"; the rule: versions 2 and 3
-of the protocol notes) in pure Python, for the PyTorch peer: the stopping rule, the telemetry
+"""The steady-state measurement protocol, version 4 (DESIGN.md "Timing"; the rule: versions 2 to 4
+of the protocol notes in reports/README.md) in pure Python, for the PyTorch peer: the stopping rule, the telemetry
 arithmetic over the measured span (power from the sampler's energy steps), and the case label.
 
 xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
@@ -17,7 +17,10 @@ hundreds of ms, so single windows never agree within 0.5% although the mean of a
 but only over groups much longer than that wander, or the ci is optimistic (v3). S growing with the
 run lets slow wander average out. Once the GPU reports its power cap (power_capped()), the warm-up
 lasts at least capped_warmup: after a lighter phase the limiter lets a case run above the limit for
-about a second (H100: 749 W and +2.5% over a span starting 0.2 s into a case, 689 W once settled).
+about a second (H100: 749 W and +2.5% over a span starting 0.2 s into a case, 689 W once settled),
+and S is every window after that warm-up instead of the later half of the run (v4): the limiter's
+transient is known to end within it, and a capped case, which needs S of G * 0.3 s = 3 s, then
+stops after 4.5 s instead of 6 s.
 """
 
 import math
@@ -106,20 +109,35 @@ class SteadyState:
     def __init__(self, options=None):
         self.o = options or Options()
         self.min_warmup = self.o.min_warmup
+        self.capped = False
         self.x, self.d = [], []
         self.elapsed = 0.0
 
     def power_capped(self):
         """The GPU has reported its power cap: the warm-up lasts at least capped_warmup from now on."""
         self.min_warmup = max(self.min_warmup, self.o.capped_warmup)
+        self.capped = True
 
     def target(self):
         """The span S must last: the later half of the run, at least min_time."""
         return max(self.o.min_time, self.elapsed / 2)
 
+    def _after_warmup(self):
+        """Once capped (v4): the windows of the warm-up (the shortest leading run lasting
+        min_warmup), or None while the windows after it last < min_time or are fewer than G."""
+        n, first, warmup = len(self.d), 0, 0.0
+        while first < n and warmup < self.min_warmup:
+            warmup += self.d[first]
+            first += 1
+        span = sum(self.d[first:n])
+        ok = warmup >= self.min_warmup and span >= self.o.min_time and n - first >= self.o.groups
+        return first if ok else None
+
     def _trailing_run(self):
-        """Windows before the shortest trailing run lasting target() with >= G windows, or None if
-        there is none yet."""
+        """Windows before the shortest trailing run lasting target() with >= G windows (every
+        window after the warm-up once capped), or None if there is none yet."""
+        if self.capped:
+            return self._after_warmup()
         n, span, target = len(self.d), 0.0, self.target()
         for first in range(n - 1, -1, -1):
             span += self.d[first]

@@ -90,15 +90,17 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
   return s;
 }
 
-void add_layer_cases(const std::string& family, const kernels::BlockConfig& model,
-                     const LayerSweep& sweep, const std::string& model_tag,
-                     const std::function<bool(int seq, int batch)>& headline) {
+void add_layer_cases(
+    const std::string& family, const kernels::BlockConfig& model, const LayerSweep& sweep,
+    const std::string& model_tag,
+    const std::function<bool(int seq, int batch, const std::string& backend)>& headline) {
   for (const std::string& d : sweep.dtypes) {
     for (const std::string& be : sweep.backends) {
       for (const char* pass : {"fwd", "fwdbwd"}) {
         for (int seq : sweep.seqs) {
           for (int batch : sweep.batches) {
-            const bool core = sweep.given || (d == "fp16" && headline(seq, batch));
+            const bool core = sweep.given || (d == "fp16" && headline(seq, batch, be) &&
+                                              in_default_suite(be, pass));
             BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd",
                         sweep.search, core ? Suite::core : Suite::extended};
             s.config.precision = precision_of(d);
@@ -112,6 +114,10 @@ void add_layer_cases(const std::string& family, const kernels::BlockConfig& mode
       }
     }
   }
+}
+
+bool in_default_suite(const std::string& backend, const std::string& pass) {
+  return backend == "fused" || (backend == "flash" && pass == "fwdbwd");
 }
 
 kernels::AttentionBackend backend_of(const std::string& name) {

@@ -42,11 +42,17 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
                              const std::vector<int>& seqs, const std::vector<int>& batches);
 
 // Adds <family>/<backend>/<dtype>/<fwd|fwdbwd>/seq:S/batch:B<model_tag> for every combination of
-// the sweep. The default suite holds the fp16 cases whose (seq, batch) is `headline`, or every
-// case when the sweep was given by flag.
-void add_layer_cases(const std::string& family, const kernels::BlockConfig& model,
-                     const LayerSweep& sweep, const std::string& model_tag,
-                     const std::function<bool(int seq, int batch)>& headline);
+// the sweep. The default suite holds the fp16 cases whose (seq, batch, backend) is `headline` and
+// whose backend and pass are in_default_suite, or every case when the sweep was given by flag.
+void add_layer_cases(
+    const std::string& family, const kernels::BlockConfig& model, const LayerSweep& sweep,
+    const std::string& model_tag,
+    const std::function<bool(int seq, int batch, const std::string& backend)>& headline);
+
+// The default suite's backends, so that it answers in minutes: cuDNN's fused attention forward
+// and forward+backward (the PyTorch sdpa peer's counterpart) and xfbench's flash forward+backward;
+// unfused (the HF eager counterpart) and flash forward when a filter selects them.
+bool in_default_suite(const std::string& backend, const std::string& pass);
 
 // --xfbench_<flag>=a,b,... as positive integers, or each one of `allowed`; `fallback` when not
 // given. Throws InvalidArgument naming the flag and the bad value.

@@ -228,14 +228,16 @@ void register_cases() {
     XF_THROW(InvalidArgument, "--xfbench_matmul_cooldown_ms must be 0..10000");
   s.cooldown_ms = int(cool);
 
-  // The default suite: the seeds' squares from 2048 in every dtype, and NT/TN at 8192; model
-  // GEMMs, smaller squares and sweeps when a filter selects them. Shapes given by flag are core.
+  // The default suite: the seeds' headline square, 8192, in every dtype (fp8 in its NT layout),
+  // and bf16 at 16384 (the highest rate); other squares, layouts, model GEMMs and sweeps when a
+  // filter selects them. Shapes given by flag are core.
   auto suite = [&](const CaseSpec& c) {
     const Shape& x = c.shape;
     const bool square = x.m == x.n && x.n == x.k && x.batch == 1 && c.model.empty() && !c.sweep;
+    const bool headline_layout = c.layout.name() == (c.dtype == Dtype::fp8 ? "NT" : "NN");
     const bool core =
-        !sel.shapes.empty() || (square && x.n >= 2048 &&
-                                (c.layout.name() == "NN" || x.n == 8192 || c.dtype == Dtype::fp8));
+        !sel.shapes.empty() ||
+        (square && headline_layout && (x.n == 8192 || (x.n == 16384 && c.dtype == Dtype::bf16)));
     return core ? Suite::core : Suite::extended;
   };
   for (const CaseSpec& c : select_cases(sel)) {

@@ -89,8 +89,9 @@ void register_cases() {
     }());
     // The default suite: seq 512 batch 64 in fp16 (the seeds' headline column); every case when
     // seqs, batches or dtypes are given by flag.
-    block::add_layer_cases(model.name, model, sweep, d.tag,
-                           [](int seq, int batch) { return seq == 512 && batch == 64; });
+    block::add_layer_cases(
+        model.name, model, sweep, d.tag,
+        [](int seq, int batch, const std::string&) { return seq == 512 && batch == 64; });
   }
 }
 

@@ -155,8 +155,10 @@ void register_memcpy_cases(const Sizes& sizes) {
       for (std::size_t b : sizes.all) {
         MemcpyCase c{k.dir, k.mem, e, b};
         // Pageable copies are staged by the host CPU: they measure its memcpy and memory, and
-        // repeat only within 6-9% (H100 VM, 5 repetitions), so a filter selects them.
-        const Suite suite = k.mem == HostMemory::pageable ? Suite::extended : sizes.suite(b);
+        // repeat only within 6-9% (H100 VM, 5 repetitions), so a filter selects them; so it does
+        // the SM copies, which the default suite leaves to the copy engines' headline.
+        const bool core = k.mem != HostMemory::pageable && e == Engine::ce;
+        const Suite suite = core ? sizes.suite(b) : Suite::extended;
         add_case(
             memcpy_name(k.dir, k.mem, e, b), [c](benchmark::State& s) { run_memcpy(s, c); },
             Needs::gpu, suite);

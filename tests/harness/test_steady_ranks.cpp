@@ -153,7 +153,7 @@ TEST(SteadyRanks, AgreementIsTheWindowByWindowMaximum) {
 }
 
 // A power cap one rank reports lengthens every rank's warm-up (1.5 s): steady dyadic windows
-// stop at window 384, as a single capped rank does (test_steady_state's
+// stop at window 256, as a single capped rank does (test_steady_state's
 // PowerCapLengthensTheWarmup).
 TEST(SteadyRanks, OneRanksPowerCapLengthensEveryRanksWarmup) {
   auto dyadic = [](int) { return 0.0078125; };
@@ -162,6 +162,6 @@ TEST(SteadyRanks, OneRanksPowerCapLengthensEveryRanksWarmup) {
   run_ranks(ranks, xfbench::SteadyStateOptions{}, std::ref(all_reduce));
   ASSERT_FALSE(all_reduce.deadlocked());
   expect_same_outcome(ranks[0], ranks[1]);
-  EXPECT_EQ(ranks[0].stopped_at, 384);
+  EXPECT_EQ(ranks[0].stopped_at, 256);
   EXPECT_DOUBLE_EQ(ranks[0].result.warmup_s, 1.5);
 }

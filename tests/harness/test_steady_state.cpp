@@ -20,6 +20,7 @@ struct FixtureCase {
   std::string name;
   xfbench::SteadyStateOptions options;
   int batch = 1;
+  int capped_from = -1;  // power_capped() before this window (0-based); -1: never
   std::vector<double> windows;
   int n_stop = 0, k = 0, converged = 0;
   double mean = 0, cv = 0, ci = 0, drift = 0;
@@ -42,6 +43,8 @@ std::vector<FixtureCase> read_fixture(const std::string& path) {
     if (key == "params") {
       words >> c.options.min_time >> c.options.max_noise >> c.options.timeout >>
           c.options.min_warmup >> c.options.groups >> c.batch;
+    } else if (key == "capped") {
+      words >> c.capped_from >> c.options.capped_warmup;
     } else if (key == "windows") {
       for (double x; words >> x;) c.windows.push_back(x);
     } else if (key == "expect") {
@@ -72,6 +75,7 @@ TEST(SteadyState, MatchesTheCasesSharedWithThePeer) {
     int n = 0;
     bool stopped = false;
     for (double x : c.windows) {
+      if (c.capped_from >= 0 && n >= c.capped_from) rule.power_capped();
       ++n;
       if ((stopped = rule.add(x, x * c.batch))) break;
     }
@@ -103,9 +107,9 @@ TEST(SteadyState, WaitsForTheWarmupAndTheMinimumTime) {
   EXPECT_DOUBLE_EQ(rule.result().seconds, 1e-3);
 }
 
-// Once the GPU reports its power cap the warm-up lasts capped_warmup (1.5 s): steady dyadic
-// windows (2^-7 s), capped from the 5th on, stop at window 384 with 192 measured, as
-// reports/steady_state.py's test_power_cap_lengthens_the_warmup.
+// Once the GPU reports its power cap the warm-up lasts capped_warmup (1.5 s) and S is every window
+// after it (v4): steady dyadic windows (2^-7 s), capped from the 5th on, stop at window 256 with
+// 64 (min_time) measured, as reports/steady_state.py's test_power_cap_lengthens_the_warmup.
 TEST(SteadyState, PowerCapLengthensTheWarmup) {
   xfbench::SteadyStateOptions o;
   EXPECT_EQ(o.capped_warmup, 1.5);
@@ -116,8 +120,8 @@ TEST(SteadyState, PowerCapLengthensTheWarmup) {
     ++n;
     if (rule.add(1e-3, 0.0078125)) break;
   }
-  EXPECT_EQ(n, 384);
-  EXPECT_EQ(rule.result().windows, 192);
+  EXPECT_EQ(n, 256);
+  EXPECT_EQ(rule.result().windows, 64);
   EXPECT_DOUBLE_EQ(rule.result().warmup_s, 1.5);
   EXPECT_TRUE(rule.result().converged);
 }

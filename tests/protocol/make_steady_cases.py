@@ -6,16 +6,18 @@ Each case is a synthetic GPU timer (a launch time that follows a curve over GPU 
 noise from a fixed seed, white or AR(1)) fed window by window to reports/steady_state.py until it
 stops; a few windows after the stop are written too, so an implementation that reads past it is
 caught. The `expect` line is what the Python rule computed. A case whose outcome would change if any
-threshold (min_time, max_noise, timeout, min_warmup, the 1/2 of the span target E_n / 2, and the
-0.3 s a batch mean must last before ci may decide) moved by 1e-9 (relative) is rejected and the next
+threshold (min_time, max_noise, timeout, min_warmup, capped_warmup, the 1/2 of the span target
+E_n / 2, and the 0.3 s a batch mean must last before ci may decide) moved by 1e-9 (relative) is rejected and the next
 seed tried, so summation order or rounding cannot make two correct implementations disagree.
 
     python3 tests/protocol/make_steady_cases.py            # rewrite the fixture
     python3 tests/protocol/make_steady_cases.py --check    # exit 1 if the fixture is out of date
 
-Format (one case = four lines; numbers are shortest round-trip decimals):
+Format (one case = four or five lines; numbers are shortest round-trip decimals):
   case <name>
   params <min_time> <max_noise_fraction> <timeout> <min_warmup> <groups G> <batch>
+  capped <window> <capped_warmup>  only in cases where the GPU reports its power cap: power_capped()
+                                   is called before window <window> (0-based) is added
   windows <x1> ... <xN>          seconds per launch; d_i = x_i * batch
   expect <n_stop> <k> <mean> <cv> <ci> <drift> <converged 0|1>
 """
@@ -94,16 +96,31 @@ CASES = [
      "noise; without the drift check the rule would stop at window 89 (cv 0.496%), with it only "
      "once the decay is (nearly) over",
      noisy(lambda t: 1e-3 * (1 + 0.1 * math.exp(-t / 0.25)), 0.002), 10, DEFAULTS, 12),
+    ("capped_wander", "power_capped's AR(1) wander, the GPU at its power cap from the first window "
+     "(v4): the warm-up lasts capped_warmup = 1.5 s and S is every window after it; the batch "
+     "means may decide once S lasts 3 s (4.5 s into the run; v3 took the later half: 6 s), here "
+     "when their ci first falls within 0.5%, S 5.2 s, 6.7 s into the run",
+     wander(flat(1e-2), 0.015, 0.1), 1, DEFAULTS, 13),
+    ("capped_burst", "the limiter's burst: launches 2.5% faster at first, decaying with tau 0.3 s, "
+     "1% AR(1) wander; the power cap reported from window 20 (0.2 s) on: S starts after the 1.5 s "
+     "warm-up, when the burst has decayed to 0.02%",
+     wander(lambda t: 1e-2 * (1 - 0.025 * math.exp(-t / 0.3)), 0.01, 0.1), 1, DEFAULTS, 14),
 ]
 
+# Cases in which the GPU reports its power cap: name -> the window before which power_capped() is
+# called.
+CAPPED = {"capped_wander": 0, "capped_burst": 20}
 
-def simulate(timer, batch, params, seed):
+
+def simulate(timer, batch, params, seed, capped_from=None):
     """The windows (per-launch seconds) until the rule stops plus EXTRA_WINDOWS, and the Result."""
     rng, state = random.Random(seed), {}
     rule = ss.SteadyState(ss.Options(*params))
     xs, t, result = [], 0.0, None
     while result is None or len(xs) < result.n_stop + EXTRA_WINDOWS:
         x = timer(t, xs[-1] * batch if xs else 0.0, rng, state)
+        if result is None and capped_from is not None and len(xs) >= capped_from:
+            rule.power_capped()
         xs.append(x)
         d = x * batch
         t += d
@@ -125,37 +142,43 @@ class Shifted(ss.SteadyState):
         return max(self.o.min_time, self.elapsed / 2 * self.half_factor)
 
 
-def replay(xs, batch, params, half_factor=1.0, group_factor=1.0):
-    rule = Shifted(ss.Options(*params), half_factor, group_factor)
-    for x in xs:
+def replay(xs, batch, params, half_factor=1.0, group_factor=1.0, capped_from=None,
+           capped_warmup=1.5):
+    rule = Shifted(ss.Options(*params, capped_warmup=capped_warmup), half_factor, group_factor)
+    for i, x in enumerate(xs):
+        if capped_from is not None and i >= capped_from:
+            rule.power_capped()
         r = rule.add(x, x * batch)
         if r is not None:
             return r
     return None
 
 
-def robust(xs, batch, params, result):
+def robust(xs, batch, params, result, capped_from=None):
     """True if moving any threshold by 1e-9 (relative) either way leaves n_stop and k as they are."""
-    for i in range(6):  # min_time, max_noise, timeout, min_warmup, the target's 1/2, the 0.3 s
-        for f in (1 - 1e-9, 1 + 1e-9):
+    for i in range(7):  # min_time, max_noise, timeout, min_warmup, the target's 1/2, the 0.3 s,
+        for f in (1 - 1e-9, 1 + 1e-9):  # capped_warmup
             p = list(params)
             if i < 4:
                 p[i] *= f
-            r = replay(xs, batch, p, f if i == 4 else 1.0, f if i == 5 else 1.0)
+            r = replay(xs, batch, p, f if i == 4 else 1.0, f if i == 5 else 1.0, capped_from,
+                       1.5 * (f if i == 6 else 1.0))
             if r is None or (r.n_stop, r.k) != (result.n_stop, result.k):
                 return False
     return True
 
 
 def case_text(name, comment, timer, batch, params, seed):
+    capped_from = CAPPED.get(name)
     for s in range(seed, seed + 1000, 100):
-        xs, r = simulate(timer, batch, params, s)
-        if robust(xs, batch, params, r):
+        xs, r = simulate(timer, batch, params, s, capped_from)
+        if robust(xs, batch, params, r, capped_from):
             break
     else:
         raise RuntimeError(f"{name}: no seed gives an outcome clear of the thresholds")
     lines = [f"# {comment} (seed {s})", f"case {name}",
              "params " + " ".join(repr(v) for v in params) + f" {batch}",
+             *([f"capped {capped_from} 1.5"] if capped_from is not None else []),
              "windows " + " ".join(repr(x) for x in xs),
              f"expect {r.n_stop} {r.k} {r.mean!r} {r.cv!r} {r.ci!r} {r.drift!r} {int(r.converged)}"]
     return "\n".join(lines) + "\n"
@@ -168,9 +191,12 @@ def fixture_text():
             "#   params <min_time> <max_noise_fraction> <timeout> <min_warmup> <groups G> <batch>\n"
             "#   windows <x1> ... <xN>      seconds per launch; d_i = x_i * batch; N > n_stop\n"
             "#   expect <n_stop> <k> <mean> <cv> <ci> <drift> <converged 0|1>\n"
-            "# The rule is version 3 (span target max(min_time, E_n / 2); converged when the\n"
-            "# warm-up and drift allow and cv <= max_noise, or S lasts >= G * 0.3 s and its\n"
-            "# batch-means ci <= max_noise).\n"
+            "#   capped <window> <capped_warmup>   only where the GPU reports its power cap:\n"
+            "#                         power_capped() before window <window> (0-based) is added\n"
+            "# The rule is version 4 (span target max(min_time, E_n / 2), or once capped every\n"
+            "# window after a warm-up of capped_warmup; converged when the warm-up and drift\n"
+            "# allow and cv <= max_noise, or S lasts >= G * 0.3 s and its batch-means\n"
+            "# ci <= max_noise).\n"
             "# Implementations must reproduce n_stop and k exactly and mean, cv, ci, drift to\n"
             "# 1e-9 relative (0 exactly where the expectation is 0).\n")
     return head + "".join("\n" + case_text(*c) for c in CASES)

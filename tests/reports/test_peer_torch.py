@@ -332,13 +332,14 @@ def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
 
 def test_a_power_capped_case_warms_up_longer(monkeypatch):
     # The sampler reports the power cap while the case runs: the warm-up lasts capped_warmup =
-    # 1.5 s (154 windows of 9.765625 ms), S as long: 308 windows in all.
+    # 1.5 s (154 windows of 9.765625 ms), then S every window after it (v4) until min_time 0.5 s:
+    # 52 windows (v3 measured the later half, as long as the warm-up: 154).
     gpu = FakeGpu(2.0 ** -10)
     monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
     monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(0), reasons_seen=0x4))
     rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
                               lambda t: {"TFLOPS": 1e-3 / t})
-    assert rep.extra["warmup_s"] == 154 * 10 * 2.0 ** -10 and rep.extra["windows"] == 154
+    assert rep.extra["warmup_s"] == 154 * 10 * 2.0 ** -10 and rep.extra["windows"] == 52
 
 
 def test_steady_times_out_as_noisy_without_telemetry():

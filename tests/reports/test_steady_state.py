@@ -16,7 +16,8 @@ GENERATOR = os.path.join(ROOT, "tests", "protocol", "make_steady_cases.py")
 
 
 def read_cases(path):
-    """The fixture as {name: (params, windows, expect)}."""
+    """The fixture as {name: (params, windows, expect, capped_from)} (capped_from: the window
+    before which the GPU reports its power cap, or None)."""
     cases, name = {}, None
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -36,14 +37,18 @@ def read_cases(path):
         e = c["expect"]
         expect = (int(e[0]), int(e[1]), float(e[2]), float(e[3]), float(e[4]), float(e[5]),
                   e[6] == "1")
-        out[name] = (params, [float(x) for x in c["windows"]], expect)
+        capped = c.get("capped")
+        out[name] = (params, [float(x) for x in c["windows"]], expect,
+                     (int(capped[0]), float(capped[1])) if capped else None)
     return out
 
 
-def run_rule(params, windows):
+def run_rule(params, windows, capped=None):
     *opts, batch = params
-    rule = ss.SteadyState(ss.Options(*opts))
-    for x in windows:
+    rule = ss.SteadyState(ss.Options(*opts, capped_warmup=capped[1] if capped else 1.5))
+    for i, x in enumerate(windows):
+        if capped and i >= capped[0]:
+            rule.power_capped()
         r = rule.add(x, x * batch)
         if r is not None:
             return r
@@ -56,15 +61,16 @@ CASES = read_cases(FIXTURE)
 def test_fixture_has_the_agreed_scenarios():
     assert set(CASES) == {"stable", "settling_clock", "noise_2pct", "linear_drift", "step_change",
                           "long_launches", "tiny_launches", "too_few_windows", "one_window",
-                          "no_warmup", "power_capped", "slow_settling"}
-    for params, windows, expect in CASES.values():
+                          "no_warmup", "power_capped", "slow_settling", "capped_wander",
+                          "capped_burst"}
+    for params, windows, expect, _ in CASES.values():
         assert len(windows) > expect[0]   # windows after the stop: reading past it must show
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rule_reproduces_fixture(name):
-    params, windows, (n_stop, k, mean, cv, ci, drift, converged) = CASES[name]
-    r = run_rule(params, windows)
+    params, windows, (n_stop, k, mean, cv, ci, drift, converged), capped = CASES[name]
+    r = run_rule(params, windows, capped)
     assert (r.n_stop, r.k, r.converged) == (n_stop, k, converged)
     assert r.mean == pytest.approx(mean, rel=1e-9, abs=0)
     assert r.cv == pytest.approx(cv, rel=1e-9, abs=0)
@@ -81,7 +87,7 @@ def test_fixture_is_what_the_generator_writes():
 # The protocol's meaning, checked on the fixture's scenarios independently of the exact numbers.
 def test_scenarios_behave_as_the_protocol_says(monkeypatch):
     def result(name):
-        return run_rule(*CASES[name][:2])
+        return run_rule(CASES[name][0], CASES[name][1], CASES[name][3])
 
     stable = result("stable")     # the windows agree: cv decides, S need not last 3 s
     assert stable.converged and stable.k == 50 and stable.warmup_s >= 0.2
@@ -117,10 +123,10 @@ def test_scenarios_behave_as_the_protocol_says(monkeypatch):
     assert result("slow_settling").n_stop < settling.n_stop - 15   # the drift check held it back
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][3] is None))
 def test_measured_span_is_the_shortest_later_half(name):
-    (min_time, _, _, _, groups, batch), windows, _ = CASES[name]
-    r = run_rule(*CASES[name][:2])
+    (min_time, _, _, _, groups, batch), windows, _, capped = CASES[name]
+    r = run_rule(CASES[name][0], windows, capped)
     d = [x * batch for x in windows[:r.n_stop]]
     target = max(min_time, sum(d) / 2)
     if sum(d[r.first:]) >= target and r.k >= groups:
@@ -128,6 +134,18 @@ def test_measured_span_is_the_shortest_later_half(name):
     else:   # no such run yet: timed out with all windows
         assert not r.converged and r.first == 0
     assert r.warmup_s == pytest.approx(sum(d[:r.first]), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if CASES[n][3] is not None))
+def test_capped_span_is_every_window_after_the_capped_warmup(name):
+    # v4: once the GPU reports its power cap, S starts at the first window after a warm-up lasting
+    # capped_warmup (no window fewer would do), whatever the length of the run.
+    (min_time, _, _, _, groups, batch), windows, _, capped = CASES[name]
+    r = run_rule(CASES[name][0], windows, capped)
+    d = [x * batch for x in windows[:r.n_stop]]
+    assert r.converged and r.k >= groups and sum(d[r.first:]) >= min_time
+    assert sum(d[:r.first]) >= capped[1] > sum(d[:r.first - 1])
+    assert r.elapsed_s < 2 * sum(d[:r.first]) + sum(d[r.first:])  # shorter than the later half
 
 
 def test_exact_arithmetic_case():
@@ -283,7 +301,8 @@ def test_sample_summary_keeps_the_measured_span():
 def test_power_cap_lengthens_the_warmup():
     # Steady dyadic windows (2^-7 s): 0.2 s of warm-up would do, but once the GPU reports its power
     # cap (here from the 5th window on) the warm-up lasts capped_warmup = 1.5 s = 192 windows, and
-    # S (half the run) as long: the case stops at window 384. harness/test_steady_state.cpp agrees.
+    # S is every window after it (v4; v3: the later half, 384 windows): min_time 0.5 s = 64
+    # windows, so the case stops at window 256. harness/test_steady_state.cpp agrees.
     def run(capped_from):
         rule = ss.SteadyState(ss.Options())
         r, n = None, 0
@@ -294,6 +313,6 @@ def test_power_cap_lengthens_the_warmup():
             n += 1
         return r
     r = run(4)
-    assert (r.n_stop, r.k, r.warmup_s, r.converged) == (384, 192, 1.5, True)
+    assert (r.n_stop, r.k, r.warmup_s, r.converged) == (256, 64, 1.5, True)
     assert run(10 ** 9).n_stop < 100
     assert ss.Options().capped_warmup == 1.5 and ss.SW_POWER_CAP == 0x4

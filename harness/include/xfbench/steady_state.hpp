@@ -2,8 +2,10 @@
 // for the PyTorch peer, and both are tested on tests/protocol/steady_state_cases.txt).
 //
 // A case runs in windows of `batch` back-to-back launches. After each window the rule measures the
-// later half of the run so far (at least `min_time`, at least `groups` windows): it stops once the
-// windows before it — the warm-up — lasted `min_warmup`, the means of the span's two halves differ
+// later half of the run so far (at least `min_time`, at least `groups` windows) — once the GPU has
+// reported its power cap, every window after a warm-up of `capped_warmup` (protocol v4) — and it
+// stops once the windows before it — the warm-up — lasted `min_warmup`, the means of the span's two
+// halves differ
 // by at most `max_noise` (drift: a clock still settling), and either the windows themselves are
 // steady (their relative standard deviation, cv, within `max_noise`) or the mean is known within
 // `max_noise`: the ~95% interval from `groups` batch means (ci), trusted only once each group lasts
@@ -71,6 +73,10 @@ class SteadyState {
 
  private:
   bool evaluate(std::size_t first, bool timed_out);
+  // The first measured window and whether the span exists yet: before the power cap the later
+  // half of the run, once capped every window after the capped warm-up (protocol v4).
+  std::pair<std::size_t, bool> later_half() const;
+  std::pair<std::size_t, bool> after_warmup() const;
   SteadyStateOptions o_;
   AgreeMax agree_;
   bool capped_here_ = false;

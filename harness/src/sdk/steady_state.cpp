@@ -53,6 +53,33 @@ bool SteadyState::evaluate(std::size_t first, bool timed_out) {
   return r_.warmup_s >= o_.min_warmup && r_.drift <= o_.max_noise && (windows_steady || mean_known);
 }
 
+// The shortest trailing run lasting the later half of the run (at least min_time) with at least
+// `groups` windows: a clock of unknown settling time is measured once it has had as long.
+std::pair<std::size_t, bool> SteadyState::later_half() const {
+  const std::size_t n = x_.size();
+  const double target = std::max(o_.min_time, elapsed_ / 2);
+  double span = 0;
+  for (std::size_t first = n; first > 0;) {
+    span += d_[--first];
+    if (span >= target && n - first >= std::size_t(o_.groups)) return {first, true};
+  }
+  return {n, false};
+}
+
+// Once capped (v4): every window after the warm-up (capped_warmup, the limiter's measured
+// transient), once they last min_time with at least `groups` windows. A capped case needs a span
+// of groups x kMinGroupSeconds = 3 s; as the later half of the run it took 6 s.
+std::pair<std::size_t, bool> SteadyState::after_warmup() const {
+  const std::size_t n = x_.size();
+  std::size_t first = 0;
+  double warmup = 0, span = 0;
+  while (first < n && warmup < o_.min_warmup) warmup += d_[first++];
+  for (std::size_t i = first; i < n; ++i) span += d_[i];
+  const bool found =
+      warmup >= o_.min_warmup && span >= o_.min_time && n - first >= std::size_t(o_.groups);
+  return {first, found};
+}
+
 bool SteadyState::add(double seconds_per_launch, double window_seconds) {
   if (agree_) {
     double v[3] = {seconds_per_launch, window_seconds, capped_here_ ? 1.0 : 0.0};
@@ -64,20 +91,7 @@ bool SteadyState::add(double seconds_per_launch, double window_seconds) {
   d_.push_back(window_seconds);
   elapsed_ += window_seconds;
   const std::size_t n = x_.size();
-  // The shortest trailing run lasting the later half of the run (at least min_time) with at
-  // least `groups` windows.
-  const double target = std::max(o_.min_time, elapsed_ / 2);
-  std::size_t first = n;
-  double span = 0;
-  bool found = false;
-  while (first > 0) {
-    --first;
-    span += d_[first];
-    if (span >= target && n - first >= std::size_t(o_.groups)) {
-      found = true;
-      break;
-    }
-  }
+  const auto [first, found] = capped_here_ ? after_warmup() : later_half();
   const bool timed_out = elapsed_ >= o_.timeout;
   if (found && evaluate(first, false)) return true;
   if (!timed_out) return false;
