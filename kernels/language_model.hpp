@@ -98,7 +98,7 @@ class LanguageModel {
   std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;
   std::size_t parameter_count() const;  // elements of every parameter (padding rows included)
 
-  // For a data- or tensor-parallel trainer (plugins/train_step/parallel_trainer.hpp), one model
+  // For a data- or tensor-parallel trainer (kernels/parallel/parallel_trainer.hpp), one model
   // per rank (tensor parallel: parameters() and download() give the rank's shards).
   // The offsets of the flat gradient buffer from which on the gradients are final, in the order
   // the backward gets there: the LM head's group, each layer's from the last to the first, 0 (the
