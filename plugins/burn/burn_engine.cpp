@@ -4,15 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "burn_kernels.hpp"
 #include "burn_report.hpp"
+#include "start_gate.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/memory.hpp"
@@ -37,39 +36,6 @@ std::string gb(double bytes) {
   std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
   return text;
 }
-
-// Slots start burning together: each arrives once set up, or leaves when it cannot burn; the
-// burn's clock starts when the last one is ready.
-class StartGate {
- public:
-  explicit StartGate(int slots) : waiting_(slots) {}
-  double arrive() {
-    std::unique_lock<std::mutex> lock(mu_);
-    count_down();
-    cv_.wait(lock, [this] { return waiting_ == 0; });
-    return start_;
-  }
-  void leave() {
-    std::lock_guard<std::mutex> lock(mu_);
-    count_down();
-  }
-  double start() {  // 0 until every slot arrived or left
-    std::lock_guard<std::mutex> lock(mu_);
-    return start_;
-  }
-
- private:
-  void count_down() {
-    if (--waiting_ == 0) {
-      start_ = detail::host_seconds();
-      cv_.notify_all();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int waiting_;
-  double start_ = 0;
-};
 
 // What a slot's thread shares with the progress line.
 struct Live {
@@ -429,11 +395,14 @@ BurnReport run_burn(const BurnConfig& c) {
     threads.emplace_back([&, i] { SlotBurn(c, int(i), report.slots[i], live[i], gate).run(); });
   }
   double last_line = 0;
+  bool started = false;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(kMonitorSeconds));
     for (auto& x : xids) x->poll();
-    if (std::all_of(live.begin(), live.end(), [](const Live& l) { return l.done.load(); })) break;
     const double start = gate.start(), now = detail::host_seconds();
+    if (start != 0 && !started && c.on_start) c.on_start();
+    started = start != 0;
+    if (std::all_of(live.begin(), live.end(), [](const Live& l) { return l.done.load(); })) break;
     if (c.progress_seconds <= 0 || start == 0) continue;
     if (last_line == 0) last_line = start;
     if (now - last_line < c.progress_seconds) continue;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct BurnConfig {
   std::size_t max_buffers = 0;     // 0: as many result buffers as mem_pct allows
   std::vector<Fault> faults;       // test hook
   std::vector<int> starved_slots;  // test hook: these slots find no free memory
+  std::function<void()> on_start;  // called once, as the burn's clock starts (the CPU burn)
 };
 
 struct BurnWindow {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cpu_topology.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
@@ -67,6 +68,15 @@ BurnFlags read_burn_flags() {
                   "Burn inputs: signed (uniform in [-1, 1), default) or gpu-burn (fp64, fp32 "
                   "and tf32 uniform in [0, 10) as gpu-burn fills them)"));
   if (const char* faults = std::getenv(kFaultVariable)) f.faults = parse_faults(faults);
+  f.cpu_cores = choose_burn_cores(
+      flag_list("burn_cpu_cores",
+                "Burn/cpu: the cores to burn, a cpulist as 0-31,64-95 (default every online "
+                "core this process may run on)"),
+      online_cpus(SysFs()), allowed_cpus());
+  f.with_cpu = flag_bool("burn_cpu", false,
+                         "Burn: burn the CPU cores (Burn/cpu's load) beside every GPU burn, in "
+                         "the same window: the whole machine at once");
+  if (const char* faults = std::getenv(kCpuFaultVariable)) f.cpu_faults = parse_cpu_faults(faults);
   return f;
 }
 
@@ -123,6 +133,23 @@ double reference_tolerance(Dtype t) { return dtype_burn(t).tolerance; }
 
 std::string burn_case_name(Dtype t, double seconds) {
   return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds);
+}
+
+std::string cpu_burn_case_name(double seconds) { return "Burn/cpu/seconds:" + number(seconds); }
+
+std::vector<CpuFault> parse_cpu_faults(const std::string& text) {
+  std::vector<CpuFault> faults;
+  for (const std::string& item : split(text, ',')) {
+    const std::vector<std::string> f = split(item, ':');
+    long v[2] = {};
+    const bool ok = f.size() == 2 && detail::parse_long(f[0], v[0]) &&
+                    detail::parse_long(f[1], v[1]) && v[0] >= 0 && v[0] <= kMaxCpu && v[1] >= 0;
+    if (!ok)
+      XF_THROW(InvalidArgument,
+               std::string(kCpuFaultVariable) + ": '" + item + "' is not cpu:window");
+    faults.push_back({int(v[0]), std::uint64_t(v[1])});
+  }
+  return faults;
 }
 
 std::vector<Fault> parse_faults(const std::string& text) {

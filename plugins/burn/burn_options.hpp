@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_burn.hpp"  // CpuFault
 #include "kernels/gemm.hpp"
 #include "xfbench/dtype.hpp"
 
@@ -43,10 +44,14 @@ struct BurnFlags {
   bool search = false;        // --xfbench_burn_search: time cuBLASLt's candidates first
   BurnInputs inputs = BurnInputs::signed_unit;  // --xfbench_burn_inputs
   std::vector<Fault> faults;                    // XFBENCH_BURN_TEST_FAULTS (test hook)
+  std::vector<int> cpu_cores;  // --xfbench_burn_cpu_cores; default: every core this process may use
+  bool with_cpu = false;       // --xfbench_burn_cpu: the CPU burn beside every GPU burn
+  std::vector<CpuFault> cpu_faults;  // XFBENCH_BURN_TEST_CPU_FAULTS (test hook)
 };
 
 // Reads and checks every flag above. A GPU index is checked against the visible devices only
-// where CUDA works (without a GPU the host says so itself).
+// where CUDA works (without a GPU the host says so itself); a core against the online ones and
+// the process's affinity.
 BurnFlags read_burn_flags();
 
 // The checks, pure so the CPU tests call them; each names the flag and the reason.
@@ -69,10 +74,16 @@ double reference_tolerance(Dtype t);
 
 // "Burn/tf32/seconds:60"
 std::string burn_case_name(Dtype t, double seconds);
+// "Burn/cpu/seconds:60": every selected core, beside no GPU
+std::string cpu_burn_case_name(double seconds);
 
 // The faults of XFBENCH_BURN_TEST_FAULTS, "slot:product:element:bit[:every],..." (tests of the
 // whole program set it; nothing else should).
 constexpr const char* kFaultVariable = "XFBENCH_BURN_TEST_FAULTS";
 std::vector<Fault> parse_faults(const std::string& text);
+
+// The CPU faults of XFBENCH_BURN_TEST_CPU_FAULTS, "cpu:window,..." (tests only, as above).
+constexpr const char* kCpuFaultVariable = "XFBENCH_BURN_TEST_CPU_FAULTS";
+std::vector<CpuFault> parse_cpu_faults(const std::string& text);
 
 }  // namespace xfbench::burn

@@ -3,21 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "burn_text.hpp"
+
 namespace xfbench::burn {
 namespace {
-
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
-  char text[128];
-  std::snprintf(text, sizeof text, fmt, a, b, c, d);
-  return text;
-}
-
-std::string clock_text(double seconds) {
-  const long s = long(seconds + 0.5);
-  char text[32];
-  std::snprintf(text, sizeof text, "%ld:%02ld", s / 60, s % 60);
-  return text;
-}
 
 double window_tflops(const SlotResult& s, const BurnWindow& w) {
   return w.seconds > 0 ? double(w.products) * s.flops_per_product / w.seconds / 1e12 : 0;

@@ -30,7 +30,7 @@ TEST(BurnHost, NotInTheDefaultSuite) {
   EXPECT_EQ(run.out.find("Burn/"), std::string::npos);
 }
 
-TEST(BurnHost, AFilterNamingBurnListsEveryDtype) {
+TEST(BurnHost, AFilterNamingBurnListsEveryDtypeAndTheCpu) {
   const xftest::HostResult r =
       xftest::run_host("--benchmark_list_tests --benchmark_filter='Burn.*'", kNoGpu);
   EXPECT_EQ(r.code, 0) << r.err;
@@ -43,8 +43,9 @@ TEST(BurnHost, AFilterNamingBurnListsEveryDtype) {
       "--benchmark_list_tests --benchmark_filter=Burn --xfbench_burn_dtypes=bf16,fp8 "
       "--xfbench_burn_seconds=3600",
       kNoGpu);
-  EXPECT_EQ(count_of(some.out, "Burn/"), 2) << some.out;
+  EXPECT_EQ(count_of(some.out, "Burn/"), 3) << some.out;  // bf16, fp8 and the CPU burn
   EXPECT_NE(some.out.find("Burn/bf16/seconds:3600/"), std::string::npos);
+  EXPECT_NE(some.out.find("Burn/cpu/seconds:3600\n"), std::string::npos);
 }
 
 TEST(BurnHost, BadFlagsExit2BeforeAnyGpuWork) {

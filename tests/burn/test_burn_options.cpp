@@ -6,6 +6,7 @@
 
 #include "burn_engine.hpp"
 #include "burn_options.hpp"
+#include "rejection.hpp"
 #include "xfbench/error.hpp"
 
 namespace {
@@ -13,17 +14,7 @@ namespace {
 using namespace xfbench::burn;
 using xfbench::Dtype;
 using xfbench::InvalidArgument;
-
-// The message of the InvalidArgument `f` throws ("" when it throws none).
-template <class F>
-std::string rejection(F f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.message();
-  }
-  return "";
-}
+using xftest::rejection;
 
 TEST(BurnOptions, Seconds) {
   EXPECT_EQ(rejection([] { check_seconds(0.5); }), "");
@@ -98,6 +89,21 @@ TEST(BurnOptions, TestFaults) {
   EXPECT_TRUE(f[1].every_product);
   for (const char* bad : {"0:3:17", "0:3:17:x", "0:3:17:1:often", "0:-3:1:1", "0:1:2:3:every:4"})
     EXPECT_NE(rejection([&] { parse_faults(bad); }), "") << bad;
+}
+
+TEST(BurnOptions, CpuCaseAndTestFaults) {
+  EXPECT_EQ(cpu_burn_case_name(60), "Burn/cpu/seconds:60");
+  EXPECT_EQ(cpu_burn_case_name(1.5), "Burn/cpu/seconds:1.5");
+  const std::vector<CpuFault> f = parse_cpu_faults("0:3,17:0");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].cpu, 0);
+  EXPECT_EQ(f[0].window, 3u);
+  EXPECT_EQ(f[1].cpu, 17);
+  EXPECT_EQ(f[1].window, 0u);
+  for (const char* bad : {"0", "0:1:2", "x:1", "-1:0", "0:-1", "99999:0", "0:1e3"})
+    EXPECT_EQ(rejection([&] { parse_cpu_faults(bad); }),
+              std::string("XFBENCH_BURN_TEST_CPU_FAULTS: '") + bad + "' is not cpu:window")
+        << bad;
 }
 
 TEST(BurnOptions, ReferencePositionsAreFixedAndInside) {

@@ -267,7 +267,8 @@ TEST(BadInput, ShortHelpAndVersion) {
 }
 
 // Without a GPU the default suite's line counts the default suite's cases, not every case any
-// filter could select, and offers no hint that cannot help.
+// filter could select, and offers no hint that cannot help: a CPU case it names is one a filter
+// selects.
 TEST(BadInput, NoGpuCountsTheSuiteItWouldRun) {
   const HostResult listed = xftest::run_host("--benchmark_list_tests", kNoGpu);
   ASSERT_EQ(listed.code, 0) << listed.err;
@@ -276,7 +277,17 @@ TEST(BadInput, NoGpuCountsTheSuiteItWouldRun) {
   const HostResult r = xftest::run_host("", kNoGpu);
   expect_one_line(r, "(default suite)", 4,
                   std::to_string(cases) + " selected cases need a GPU, but ");
-  EXPECT_EQ(r.err.find("Select CPU cases"), std::string::npos) << r.err;
+  std::smatch cpu_case;
+  if (std::regex_search(r.err, cpu_case,
+                        std::regex("Select CPU cases with --benchmark_filter "
+                                   "\\(e\\.g\\. '([^']+)'\\)"))) {
+    const HostResult cpu = xftest::run_host(
+        "--benchmark_list_tests '--benchmark_filter=^" + cpu_case[1].str() + "$'", kNoGpu);
+    EXPECT_EQ(cpu.code, 0) << cpu.err;
+    EXPECT_EQ(cpu.out, cpu_case[1].str() + "\n");
+  } else {
+    EXPECT_NE(r.err.find("Run on a machine with a CUDA GPU."), std::string::npos) << r.err;
+  }
 }
 
 // Random truncation points of a real plugin and random values for every --xfbench_* flag the

@@ -29,10 +29,10 @@ enum class Suite { core, extended, on_request };
 void add_case(const std::string& name, CaseBody body, Needs needs = Needs::gpu);
 void add_case(const std::string& name, CaseBody body, Needs needs, Suite suite);
 
-// What a case found about the GPUs it ran on, for the host's exit code (exit_codes.hpp): a GPU
-// judged faulty (kFaultyGpu), or one that could not run its part at all (kCasesFailed). The
-// case's counters and label say which GPU and why.
-void report_faulty_gpu();
-void report_gpu_not_run();
+// What a case found about the devices it ran on (GPUs, CPU sockets), for the host's exit code
+// (exit_codes.hpp): a device judged faulty (kFaultyGpu), or one that could not run its part at
+// all (kCasesFailed). The case's counters and label say which device and why.
+void report_faulty_device();
+void report_device_not_run();
 
 }  // namespace xfbench

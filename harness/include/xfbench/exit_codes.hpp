@@ -10,11 +10,10 @@ enum ExitCode : int {
   kInvalidArgs = 2,   // bad flag or flag value; nothing ran
   kPluginErrors = 3,  // a plugin could not be loaded (unless --xfbench_allow_plugin_errors)
   kNoGpu = 4,         // GPU cases selected but no usable CUDA device
-  kFaultyGpu =
-      5,  // a case judged a GPU faulty (case.hpp report_faulty_gpu: Burn's wrong results, ECC, Xid)
-  kRankFailed = 6,  // under MPI a rank failed inside a multi-GPU case: MPI_Abort ends the job
-                    // (raised in libxfbench_nccl, not by the host)
-  kOutputLost = 7,  // the --benchmark_out file could not be written (a full disk): results lost
+  kFaultyGpu = 5,     // a case judged a GPU or CPU socket faulty (report_faulty_device, case.hpp)
+  kRankFailed = 6,    // under MPI a rank failed inside a multi-GPU case: MPI_Abort ends the job
+                      // (raised in libxfbench_nccl, not by the host)
+  kOutputLost = 7,    // the --benchmark_out file could not be written (a full disk): results lost
 };
 // Killed by signal N (Ctrl-C, SIGTERM, a crash): 128 + N as shells report it; the JSON is closed
 // first with "interrupted" (the host's result_file.hpp).

@@ -54,7 +54,8 @@ void print_xfbench_help() {
   std::printf(
       "\nEnvironment: XFBENCH_PLUGIN_PATH=dir1:dir2 adds plugin folders.\n"
       "Exit codes: 0 all ran, 1 a case failed, 2 invalid arguments, 3 plugin load error, 4 no "
-      "GPU, 5 a Burn case found a faulty GPU, 6 an MPI rank failed, 7 the --benchmark_out file "
+      "GPU, 5 a Burn case found a faulty GPU or CPU socket, 6 an MPI rank failed, 7 the "
+      "--benchmark_out file "
       "could not be written; killed by signal N: 128+N (the JSON is closed first).\n");
 }
 
@@ -249,9 +250,10 @@ int run(int argc, char** argv) {
   }
 
   // What the filter selects among the cases handed to Google Benchmark (the suite's).
-  std::size_t gpu_cases = 0, cpu_cases = 0, cpu_cases_anywhere = 0;
+  std::size_t gpu_cases = 0, cpu_cases = 0;
+  std::string cpu_example;  // a CPU case a filter could select instead, for the no-GPU hint
   for (const detail::CaseRecord& c : detail::registered_cases()) {
-    cpu_cases_anywhere += c.needs == Needs::cpu;
+    if (c.needs == Needs::cpu && cpu_example.empty()) cpu_example = c.name;
     if (c.registered && selected(detail::run_name(c), benchmark::GetBenchmarkFilter())) {
       ++(c.needs == Needs::gpu ? gpu_cases : cpu_cases);
     }
@@ -266,16 +268,17 @@ int run(int argc, char** argv) {
 
   bool gpu_missing = false;
   if (!listing) {
+    const std::string hint = cpu_cases ? " Running the CPU cases only."
+                             : cpu_example.empty()
+                                 ? " Run on a machine with a CUDA GPU."
+                                 : " Select CPU cases with --benchmark_filter (e.g. '" +
+                                       cpu_example + "'), or run on a machine with a CUDA GPU.";
     if (gpu_cases > 0 && !gpu_unavailable_reason().empty()) {
       // One line; CPU cases still run (GPU cases then say why they were skipped), exit code 4.
       gpu_missing = true;
       std::fprintf(stderr, "xfbench: %zu selected case%s need%s a GPU, but %s.%s\n", gpu_cases,
                    gpu_cases == 1 ? "" : "s", gpu_cases == 1 ? "s" : "",
-                   gpu_unavailable_reason().c_str(),
-                   cpu_cases                ? " Running the CPU cases only."
-                   : cpu_cases_anywhere > 0 ? " Select CPU cases with --benchmark_filter, or run "
-                                              "on a machine with a CUDA GPU."
-                                            : " Run on a machine with a CUDA GPU.");
+                   gpu_unavailable_reason().c_str(), hint.c_str());
       if (cpu_cases == 0) return kNoGpu;
     } else if (gpu_cases > 0) {
       // throws InvalidArgument naming the device count
@@ -327,8 +330,8 @@ int run(int argc, char** argv) {
   }
 
   if (!write_error.empty()) return kOutputLost;  // said when the write failed
-  if (detail::faulty_gpu_reported()) return kFaultyGpu;
-  if (detail::failed_case_count() > 0 || detail::gpu_not_run_reported()) return kCasesFailed;
+  if (detail::faulty_device_reported()) return kFaultyGpu;
+  if (detail::failed_case_count() > 0 || detail::device_not_run_reported()) return kCasesFailed;
   if (gpu_missing) return kNoGpu;
   return plugin_status;
 }

@@ -136,8 +136,8 @@ void add_case(const std::string& name, CaseBody body, Needs needs) {
   add_case(name, std::move(body), needs, Suite::core);
 }
 
-void report_faulty_gpu() { g_faulty_gpu = true; }
-void report_gpu_not_run() { g_gpu_not_run = true; }
+void report_faulty_device() { g_faulty_gpu = true; }
+void report_device_not_run() { g_gpu_not_run = true; }
 
 bool should_validate() { return validation_enabled() && !(t_current && t_current->validated); }
 
@@ -174,8 +174,8 @@ std::size_t commit_pending_cases() {
 
 void discard_pending_cases() { pending().clear(); }
 std::size_t failed_case_count() { return g_failed.load(); }
-bool faulty_gpu_reported() { return g_faulty_gpu.load(); }
-bool gpu_not_run_reported() { return g_gpu_not_run.load(); }
+bool faulty_device_reported() { return g_faulty_gpu.load(); }
+bool device_not_run_reported() { return g_gpu_not_run.load(); }
 bool cuda_context_broken() { return g_broken.load(); }
 std::string run_name(const CaseRecord& c) {
   if (c.needs == Needs::cpu) return c.name;

@@ -48,8 +48,8 @@ void discard_pending_cases();
 
 // Case outcomes, for the exit code.
 std::size_t failed_case_count();  // errors other than "unsupported here"
-bool faulty_gpu_reported();       // report_faulty_gpu() was called (exit_codes.hpp)
-bool gpu_not_run_reported();      // report_gpu_not_run() was called
+bool faulty_device_reported();       // report_faulty_device() was called (exit_codes.hpp)
+bool device_not_run_reported();      // report_device_not_run() was called
 bool cuda_context_broken();
 
 // Google Benchmark's name of a registered case (GPU cases get "/manual_time").
