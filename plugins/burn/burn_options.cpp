@@ -131,8 +131,9 @@ BurnShape burn_shape(Dtype t) {
 
 double reference_tolerance(Dtype t) { return dtype_burn(t).tolerance; }
 
-std::string burn_case_name(Dtype t, double seconds) {
-  return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds);
+std::string burn_case_name(Dtype t, double seconds, bool with_cpu) {
+  return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds) +
+         (with_cpu ? "/cpu:on" : "");
 }
 
 std::string cpu_burn_case_name(double seconds) { return "Burn/cpu/seconds:" + number(seconds); }

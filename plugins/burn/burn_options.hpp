@@ -72,8 +72,9 @@ BurnShape burn_shape(Dtype t);
 // relative to the RMS of the float64 samples (see burn_options.cpp for the error budget).
 double reference_tolerance(Dtype t);
 
-// "Burn/tf32/seconds:60"
-std::string burn_case_name(Dtype t, double seconds);
+// "Burn/tf32/seconds:60"; "Burn/tf32/seconds:60/cpu:on" with the CPU burn beside it
+// (--xfbench_burn_cpu: another measurement, so another name).
+std::string burn_case_name(Dtype t, double seconds, bool with_cpu = false);
 // "Burn/cpu/seconds:60": every selected core, beside no GPU
 std::string cpu_burn_case_name(double seconds);
 

@@ -32,7 +32,7 @@ BurnConfig config_for(const BurnFlags& flags, Dtype dtype) {
   }
   c.search = flags.search;
   c.inputs = input_range(flags.inputs, dtype);
-  c.name = burn_case_name(dtype, flags.seconds);
+  c.name = burn_case_name(dtype, flags.seconds, flags.with_cpu);
   c.faults = flags.faults;
   return c;
 }
@@ -153,7 +153,7 @@ void register_cases() {
   const BurnFlags flags = read_burn_flags();
   for (Dtype t : flags.dtypes) {
     add_case(
-        burn_case_name(t, flags.seconds),
+        burn_case_name(t, flags.seconds, flags.with_cpu),
         [flags, t](benchmark::State& state) { burn_case(state, flags, t); }, Needs::gpu,
         Suite::on_request);
   }

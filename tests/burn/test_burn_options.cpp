@@ -73,6 +73,7 @@ TEST(BurnOptions, ProductsAndNames) {
   EXPECT_LT(reference_tolerance(Dtype::fp16), reference_tolerance(Dtype::bf16));
   EXPECT_EQ(xfbench::kernels::precision_of(Dtype::fp64), xfbench::kernels::Precision::fp64);
   EXPECT_EQ(burn_case_name(Dtype::tf32, 60), "Burn/tf32/seconds:60");
+  EXPECT_EQ(burn_case_name(Dtype::bf16, 600, true), "Burn/bf16/seconds:600/cpu:on");
   EXPECT_EQ(burn_case_name(Dtype::fp8, 2.5), "Burn/fp8/seconds:2.5");
 }
 
