@@ -208,6 +208,10 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
       {"--xfbench_burn_mem_pct=200 --benchmark_filter=Burn", 2, "--xfbench_burn_mem_pct"},
       {"--xfbench_burn_seconds=-1 --benchmark_filter=Burn", 2, "--xfbench_burn_seconds"},
       {"--xfbench_nccl_timeout_s=-1", 2, "--xfbench_nccl_timeout_s"},
+      {"--xfbench_burn_cpu_cores=3-1 --benchmark_filter=Burn/cpu", 2,
+       "--xfbench_burn_cpu_cores: '3-1' is not a core or a range of cores"},
+      {"--xfbench_burn_cpu_cores=99999 --benchmark_filter=Burn/cpu", 2,
+       "--xfbench_burn_cpu_cores: '99999'"},
   });
 }
 
