@@ -88,7 +88,6 @@ TEST(Flags, ParseDeclareAndReject) {
   detail::clear_flags();
 }
 
-// --xfbench_gpus, read the same way by P2P, NCCL, multi-GPU TrainStep and Burn.
 namespace {
 // The message a flag reader throws, or "" when it accepts the value.
 template <class F>
@@ -143,14 +142,10 @@ TEST(Flags, RangesListsAndChoicesNameTheirLimits) {
   detail::clear_flags();
 }
 
+// --xfbench_gpus, read the same way by P2P, NCCL, multi-GPU TrainStep and Burn.
 TEST(Flags, GpuList) {
-  auto rejection = [](const std::vector<std::string>& items, int visible) -> std::string {
-    try {
-      parse_gpus(items, visible);
-    } catch (const InvalidArgument& e) {
-      return e.message();
-    }
-    return "";
+  auto rejection = [](const std::vector<std::string>& items, int visible) {
+    return rejection_of([&] { parse_gpus(items, visible); });
   };
   EXPECT_EQ(parse_gpus({"0", "3", "1"}, 4), (std::vector<int>{0, 3, 1}));
   EXPECT_EQ(parse_gpus({"7"}, -1), (std::vector<int>{7}));  // no GPU: listing only
