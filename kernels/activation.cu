@@ -1,5 +1,5 @@
-// T5's FFN activations with their dropout (see activation.hpp) on the element-wise skeleton of
-// detail/elementwise.cuh.
+// T5's and Llama's FFN activations with their dropout (see activation.hpp) on the element-wise
+// skeleton of detail/elementwise.cuh.
 #include "kernels/activation.hpp"
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
@@ -49,13 +49,26 @@ struct ReluBackward {
   }
 };
 
+__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
+__device__ __forceinline__ float gate_value(float x, GateAct a) {
+  if (a == GateAct::silu) return x * sigmoid(x);
+  return detail::gelu(x, a == GateAct::gelu_erf ? Gelu::erf : Gelu::tanh);
+}
+__device__ __forceinline__ float gate_grad(float x, GateAct a) {
+  if (a == GateAct::silu) {
+    const float s = sigmoid(x);
+    return s * (1.f + x * (1.f - s));
+  }
+  return detail::gelu_grad(x, a == GateAct::gelu_erf ? Gelu::erf : Gelu::tanh);
+}
+
 // Row r, column c of act [N, C] sits at off = r·C + c; its gate in pre [N, 2C] at 2·off - c.
 template <class T>
-struct GatedGeluForward {
+struct GatedForward {
   T* act;
   const T* pre;
   int C;
-  Gelu kind;
+  GateAct kind;
   DropoutMask drop;
   __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
     const size_t gate = 2 * off - col;
@@ -63,19 +76,19 @@ struct GatedGeluForward {
     detail::load8(v, pre + gate);
     detail::load8(lin, pre + gate + C);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = detail::gelu(v[j], kind) * lin[j];
+    for (int j = 0; j < kVec; ++j) v[j] = gate_value(v[j], kind) * lin[j];
     apply_dropout(v, drop, off);
     detail::store8(act + off, v);
   }
 };
 
 template <class T>
-struct GatedGeluBackward {
+struct GatedBackward {
   T* dpre;
   const T* dact;
   const T* pre;
   int C;
-  Gelu kind;
+  GateAct kind;
   DropoutMask drop;
   __device__ void operator()(size_t off, int col, float (&g)[kVec]) const {
     const size_t gate = 2 * off - col;
@@ -86,8 +99,8 @@ struct GatedGeluBackward {
     detail::load8(lin, pre + gate + C);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      dgate[j] = g[j] * lin[j] * detail::gelu_grad(x[j], kind);
-      g[j] *= detail::gelu(x[j], kind);  // dlinear
+      dgate[j] = g[j] * lin[j] * gate_grad(x[j], kind);
+      g[j] *= gate_value(x[j], kind);  // dlinear
     }
     detail::store8(dpre + gate, dgate);
     detail::store8(dpre + gate + C, g);
@@ -122,32 +135,32 @@ void relu_dropout_backward(T* dpre, const T* dact, const T* act, std::size_t n, 
                           kVec, stream);
 }
 
+GateAct gate_act(Gelu kind) { return kind == Gelu::erf ? GateAct::gelu_erf : GateAct::gelu_tanh; }
+
 template <class T>
-void gated_gelu_dropout_forward(T* act, const T* pre, int N, int C, Gelu kind, Dropout dropout,
-                                cudaStream_t stream) {
-  detail::require_row_shape(N, C, 1 << 29, "gated_gelu_dropout_forward");
-  check(std::size_t(N) * C, {act, pre}, dropout.p, "gated_gelu_dropout_forward");
-  detail::for_each_vector(GatedGeluForward<T>{act, pre, C, kind, DropoutMask(dropout)}, N, C,
+void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dropout dropout,
+                           cudaStream_t stream) {
+  detail::require_row_shape(N, C, 1 << 29, "gated_dropout_forward");
+  check(std::size_t(N) * C, {act, pre}, dropout.p, "gated_dropout_forward");
+  detail::for_each_vector(GatedForward<T>{act, pre, C, gate, DropoutMask(dropout)}, N, C, stream);
+}
+
+template <class T>
+void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, GateAct gate,
+                            Dropout dropout, cudaStream_t stream) {
+  detail::require_row_shape(N, C, 1 << 29, "gated_dropout_backward");
+  check(std::size_t(N) * C, {dpre, dact, pre}, dropout.p, "gated_dropout_backward");
+  detail::for_each_vector(GatedBackward<T>{dpre, dact, pre, C, gate, DropoutMask(dropout)}, N, C,
                           stream);
 }
 
-template <class T>
-void gated_gelu_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, Gelu kind,
-                                 Dropout dropout, cudaStream_t stream) {
-  detail::require_row_shape(N, C, 1 << 29, "gated_gelu_dropout_backward");
-  check(std::size_t(N) * C, {dpre, dact, pre}, dropout.p, "gated_gelu_dropout_backward");
-  detail::for_each_vector(GatedGeluBackward<T>{dpre, dact, pre, C, kind, DropoutMask(dropout)}, N,
-                          C, stream);
-}
-
-#define XF_INSTANTIATE(T)                                                                       \
-  template void relu_dropout_forward<T>(T*, const T*, std::size_t, Dropout, cudaStream_t);      \
-  template void relu_dropout_backward<T>(T*, const T*, const T*, std::size_t, Dropout,          \
-                                         cudaStream_t);                                         \
-  template void gated_gelu_dropout_forward<T>(T*, const T*, int, int, Gelu, Dropout,            \
-                                              cudaStream_t);                                    \
-  template void gated_gelu_dropout_backward<T>(T*, const T*, const T*, int, int, Gelu, Dropout, \
-                                               cudaStream_t);
+#define XF_INSTANTIATE(T)                                                                         \
+  template void relu_dropout_forward<T>(T*, const T*, std::size_t, Dropout, cudaStream_t);        \
+  template void relu_dropout_backward<T>(T*, const T*, const T*, std::size_t, Dropout,            \
+                                         cudaStream_t);                                           \
+  template void gated_dropout_forward<T>(T*, const T*, int, int, GateAct, Dropout, cudaStream_t); \
+  template void gated_dropout_backward<T>(T*, const T*, const T*, int, int, GateAct, Dropout,     \
+                                          cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)

@@ -1,12 +1,12 @@
-// The activations of T5's FFN with the dropout HF applies right after them (T5DenseActDense and
-// T5DenseGatedActDense: dropout(act(x·wiᵀ)) feeds wo), forward and backward:
+// The activations of T5's and Llama's FFNs with the dropout HF applies right after them
+// (T5DenseActDense and T5DenseGatedActDense: dropout(act(x·wiᵀ)) feeds wo), forward and backward:
 //   ReLU        act = dropout(relu(pre))                          t5-small ... t5-11b
 //   gated GELU  act = dropout(gelu(pre_gate) · pre_linear)        T5 v1.1 ("gated-gelu": tanh form)
-// For the gated form `pre` is the [N, 2C] product x·[wi_0; wi_1]ᵀ of one GEMM: columns [0, C) are
-// the gate's input, [C, 2C) the linear part. Storage T = __half, __nv_bfloat16 or float, math fp32;
-// C % 8
-// == 0, pointers 16-byte aligned. Dropout masks are Philox's over the element index of act [N, C]
-// (philox.hpp); dropout.p = 0 turns dropout off.
+//   SwiGLU      act = silu(pre_gate) · pre_up                     Llama's MLP (no dropout)
+// For the gated forms `pre` is the [N, 2C] product x·[wi_0; wi_1]ᵀ of one GEMM (Llama: [gate_proj;
+// up_proj]): columns [0, C) are the gate's input, [C, 2C) the linear part. Storage T = __half,
+// __nv_bfloat16 or float, math fp32; C % 8 == 0, pointers 16-byte aligned. Dropout masks are
+// Philox's over the element index of act [N, C] (philox.hpp); dropout.p = 0 turns dropout off.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -29,15 +29,19 @@ template <class T>
 void relu_dropout_backward(T* dpre, const T* dact, const T* act, std::size_t n, Dropout dropout,
                            cudaStream_t stream);
 
-// act [N, C] = dropout(gelu(pre[:, :C]) · pre[:, C:]) from pre [N, 2C].
-template <class T>
-void gated_gelu_dropout_forward(T* act, const T* pre, int N, int C, Gelu kind, Dropout dropout,
-                                cudaStream_t stream);
+// The gate's activation: GELU in either form (gelu.hpp), or SiLU x·sigmoid(x).
+enum class GateAct { gelu_erf, gelu_tanh, silu };
+GateAct gate_act(Gelu kind);  // the GELU of that form
 
-// dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · gelu'(gate),
-// dlinear = g · gelu(gate). dpre must not alias pre.
+// act [N, C] = dropout(f(pre[:, :C]) · pre[:, C:]) from pre [N, 2C], f the gate's activation.
 template <class T>
-void gated_gelu_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, Gelu kind,
-                                 Dropout dropout, cudaStream_t stream);
+void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dropout dropout,
+                           cudaStream_t stream);
+
+// dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · f'(gate),
+// dlinear = g · f(gate). dpre must not alias pre.
+template <class T>
+void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, GateAct gate,
+                            Dropout dropout, cudaStream_t stream);
 
 }  // namespace xfbench::kernels

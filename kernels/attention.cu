@@ -22,21 +22,30 @@ float AttentionDesc::softmax_scale() const {
 
 const char* to_string(QkvLayout l) { return l == QkvLayout::bshd ? "bshd" : "sbhd"; }
 
-std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD) {
-  return layout == QkvLayout::bshd ? std::int64_t(which) * NH * HD : std::int64_t(which) * HD;
+std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD, int NKV) {
+  if (layout == QkvLayout::sbhd) return std::int64_t(which) * HD;
+  // bshd row: [NH q heads | NKV k heads | NKV v heads]
+  const int kv = NKV ? NKV : NH;
+  return std::int64_t(which == 0 ? 0 : which == 1 ? NH : NH + kv) * HD;
 }
 
 AttentionDesc self_attention_desc(Precision precision, int B, int NH, int S, int HD,
-                                  QkvLayout layout) {
+                                  QkvLayout layout, int NKV) {
   AttentionDesc d;
   d.precision = precision;
   d.B = B, d.NH = NH, d.Sq = S, d.Sk = S, d.HD = HD;
+  d.NKV = NKV;
+  if (NKV < 0 || (NKV && NH % NKV != 0)) XF_THROW(InvalidArgument, "attention: NKV must divide NH");
   const std::int64_t H = std::int64_t(NH) * HD;
   HeadStrides qkv, o;
   if (layout == QkvLayout::bshd) {
-    qkv = {S * 3 * H, HD, 3 * H};
+    const std::int64_t row = H + 2 * std::int64_t(d.kv_heads()) * HD;
+    qkv = {S * row, HD, row};
     o = {S * H, HD, H};
   } else {
+    // Megatron interleaves q, k, v per head: no room for fewer K/V heads.
+    if (d.kv_heads() != NH)
+      XF_THROW(InvalidArgument, "attention: grouped-query attention needs the bshd layout");
     qkv = {NH * 3 * std::int64_t(HD), 3 * std::int64_t(HD), B * 3 * H};
     o = {H, HD, B * H};
   }
@@ -57,6 +66,8 @@ bool fp32_storage(const AttentionDesc& d) {
 void check_attention_shape(const AttentionDesc& d) {
   if (d.B < 1 || d.NH < 1 || d.Sq < 1 || d.Sk < 1 || d.HD < 1 || d.HD % 8 != 0)
     XF_THROW(InvalidArgument, "attention: bad shape (HD must be a multiple of 8)");
+  if (d.NKV < 0 || d.NH % d.kv_heads() != 0)
+    XF_THROW(InvalidArgument, "attention: NKV must divide NH (grouped-query attention)");
   if (d.causal && d.Sq != d.Sk) XF_THROW(InvalidArgument, "attention: causal needs Sq == Sk");
   if (!(d.dropout >= 0.f && d.dropout < 1.f))
     XF_THROW(InvalidArgument, "attention: dropout must be in [0, 1)");
@@ -77,27 +88,37 @@ namespace {
 std::size_t storage_bytes(const AttentionDesc& d) { return fp32_storage(d) ? 4 : 2; }
 
 // One operand of a per-(b, h) product: row pitch and the strides between batch items and heads.
+// kv: a key/value operand, indexed by the query head's K/V head h / group.
 struct Operand {
   std::int64_t ld, sb, sh;
+  bool kv = false;
 };
 
-// A product over all (b, h): one strided-batched GEMM when every operand's (b, h) items are one
-// stride apart, otherwise a loop over the smaller of B and NH with the other batched.
+// A product over all (b, h). With G = group() query heads per K/V head, query head h = G·j + r:
+// for each r, the items (b, j) are a product over B × NKV in which a query-side operand's heads
+// are G·sh apart (from r·sh) and a K/V operand's sh apart. Each is one strided-batched GEMM when
+// every operand's (b, j) items are one stride apart, otherwise a loop over the smaller of B and
+// NKV with the other batched. A K/V output (dK, dV) is the sum over r: r = 0 writes it, the
+// others add to it (beta 1), in order.
 struct BatchedProduct {
   Gemm* plan = nullptr;
-  int loops = 1;
+  int loops = 1, members = 1;                       // members: G
   std::int64_t step_a = 0, step_b = 0, step_c = 0;  // elements per loop iteration
+  std::int64_t next_a = 0, next_b = 0, next_c = 0;  // elements per group member r
+  bool accumulate = false;                          // C is a K/V operand summed over r
   float alpha = 1.f;
 
   void run(cudaStream_t stream, const void* a, const void* b, void* c, std::size_t es) const {
-    for (int i = 0; i < loops; ++i) {
-      GemmOperands ops;
-      ops.a = static_cast<const char*>(a) + i * step_a * es;
-      ops.b = static_cast<const char*>(b) + i * step_b * es;
-      ops.c = static_cast<char*>(c) + i * step_c * es;
-      ops.alpha = alpha;
-      plan->run(stream, ops);
-    }
+    for (int r = 0; r < members; ++r)
+      for (int i = 0; i < loops; ++i) {
+        GemmOperands ops;
+        ops.a = static_cast<const char*>(a) + (i * step_a + r * next_a) * es;
+        ops.b = static_cast<const char*>(b) + (i * step_b + r * next_b) * es;
+        ops.c = static_cast<char*>(c) + (i * step_c + r * next_c) * es;
+        ops.alpha = alpha;
+        ops.beta = accumulate && r > 0 ? 1.f : 0.f;
+        plan->run(stream, ops);
+      }
   }
 };
 
@@ -111,29 +132,38 @@ BatchedProduct make_product(const AttentionDesc& d, bool trans_a, bool trans_b, 
                             std::int64_t n, std::int64_t k, Operand A, Operand B, Operand C,
                             float alpha) {
   const std::size_t es = storage_bytes(d);
+  const int G = d.group(), NKV = d.kv_heads();
+  BatchedProduct p;
+  p.alpha = alpha;
+  p.members = G;
+  p.accumulate = C.kv && G > 1;
+  // Per group member r: query-side operands move one head, K/V operands stay.
+  if (G > 1) p.next_a = A.kv ? 0 : A.sh, p.next_b = B.kv ? 0 : B.sh, p.next_c = C.kv ? 0 : C.sh;
+  for (Operand* x : {&A, &B, &C})
+    if (!x->kv) x->sh *= G;  // between K/V heads j and j + 1
   GemmDesc g;
   g.precision = d.precision;
   g.trans_a = trans_a, g.trans_b = trans_b;
   g.m = m, g.n = n, g.k = k;
   g.lda = A.ld, g.ldb = B.ld, g.ldc = C.ld;
-  BatchedProduct p;
-  p.alpha = alpha;
-  const bool uniform = A.sb == d.NH * A.sh && B.sb == d.NH * B.sh && C.sb == d.NH * C.sh;
-  if (uniform || d.NH == 1) {
-    g.batch = std::int64_t(d.B) * d.NH;
+  const bool uniform = A.sb == NKV * A.sh && B.sb == NKV * B.sh && C.sb == NKV * C.sh;
+  if (uniform || NKV == 1) {
+    g.batch = std::int64_t(d.B) * NKV;
     g.stride_a = A.sh, g.stride_b = B.sh, g.stride_c = C.sh;
-    if (d.NH == 1) g.stride_a = A.sb, g.stride_b = B.sb, g.stride_c = C.sb;
-  } else if (d.NH <= d.B) {  // batch over b, loop over heads
+    if (NKV == 1) g.stride_a = A.sb, g.stride_b = B.sb, g.stride_c = C.sb;
+  } else if (NKV <= d.B) {  // batch over b, loop over heads
     g.batch = d.B;
     g.stride_a = A.sb, g.stride_b = B.sb, g.stride_c = C.sb;
-    p.loops = d.NH, p.step_a = A.sh, p.step_b = B.sh, p.step_c = C.sh;
+    p.loops = NKV, p.step_a = A.sh, p.step_b = B.sh, p.step_c = C.sh;
   } else {  // batch over heads, loop over b
-    g.batch = d.NH;
+    g.batch = NKV;
     g.stride_a = A.sh, g.stride_b = B.sh, g.stride_c = C.sh;
     p.loops = d.B, p.step_a = A.sb, p.step_b = B.sb, p.step_c = C.sb;
   }
-  g.alignment = static_cast<int>(pow2_alignment(
-      {A.ld, B.ld, C.ld, g.stride_a, g.stride_b, g.stride_c, p.step_a, p.step_b, p.step_c}, es));
+  g.alignment =
+      static_cast<int>(pow2_alignment({A.ld, B.ld, C.ld, g.stride_a, g.stride_b, g.stride_c,
+                                       p.step_a, p.step_b, p.step_c, p.next_a, p.next_b, p.next_c},
+                                      es));
   p.plan = &gemm_plan(g);
   return p;
 }
@@ -209,7 +239,7 @@ UnfusedAttention::UnfusedAttention(const AttentionDesc& desc, bool training)
   const AttentionDesc& d = impl_->d = desc;
   impl_->training = training;
   const float scale = d.softmax_scale();
-  const Operand Q{d.q.s, d.q.b, d.q.h}, K{d.k.s, d.k.b, d.k.h}, V{d.v.s, d.v.b, d.v.h},
+  const Operand Q{d.q.s, d.q.b, d.q.h}, K{d.k.s, d.k.b, d.k.h, true}, V{d.v.s, d.v.b, d.v.h, true},
       O{d.o.s, d.o.b, d.o.h};
   const std::int64_t ss = std::int64_t(d.Sq) * d.Sk;
   const Operand P{d.Sk, d.NH * ss, ss};

@@ -40,6 +40,10 @@ struct AttentionDesc {
   // with tf32 or fp32 products (the fused backends are fp16/bf16 only).
   Precision precision = Precision::fp16;
   int B = 0, NH = 0, Sq = 0, Sk = 0, HD = 0;
+  // Grouped-query attention (Llama): NKV key/value heads, each shared by NH / NKV consecutive query
+  // heads (query head h reads key/value head h / (NH / NKV), HF's repeat_kv); 0: NKV = NH. K, V
+  // (and dK, dV) strides describe the NKV heads; dK, dV sum over each head's query group.
+  int NKV = 0;
   HeadStrides q, k, v, o;
   float scale = 0.f;          // 0: 1 / sqrt(HD); T5 uses 1
   bool causal = false;        // GPT-2: query i sees keys j <= i (Sq == Sk)
@@ -49,16 +53,19 @@ struct AttentionDesc {
   float dropout = 0.f;        // dropout on the probabilities (training); 0: none
 
   float softmax_scale() const;
+  int kv_heads() const { return NKV ? NKV : NH; }
+  int group() const { return NH / kv_heads(); }  // query heads per key/value head
 };
 
 enum class QkvLayout { bshd, sbhd };
 const char* to_string(QkvLayout l);
 
 // Self-attention on a packed QKV tensor of the given layout (Sq = Sk = S). Pointers for Q, K, V are
-// qkv + qkv_offset(layout, 0 | 1 | 2, NH, HD).
+// qkv + qkv_offset(layout, 0 | 1 | 2, NH, HD, NKV). With NKV key/value heads (grouped-query, bshd
+// only) a token's row is [NH q heads | NKV k heads | NKV v heads] ((NH + 2·NKV)·HD wide).
 AttentionDesc self_attention_desc(Precision precision, int B, int NH, int S, int HD,
-                                  QkvLayout layout);
-std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD);
+                                  QkvLayout layout, int NKV = 0);
+std::int64_t qkv_offset(QkvLayout layout, int which, int NH, int HD, int NKV = 0);
 
 // Throws InvalidArgument when a description is malformed (any backend).
 void check_attention_desc(const AttentionDesc& d);

@@ -73,8 +73,8 @@ fe::graph::Tensor_attributes tensor(const char* name, Uid uid, std::vector<std::
 void check(fe::error_t e, const AttentionDesc& d, const char* step) {
   if (e.is_good()) return;
   std::ostringstream msg;
-  msg << "cuDNN SDPA " << step << " for B=" << d.B << " NH=" << d.NH << " Sq=" << d.Sq
-      << " Sk=" << d.Sk << " HD=" << d.HD << ": " << e.get_message();
+  msg << "cuDNN SDPA " << step << " for B=" << d.B << " NH=" << d.NH << " NKV=" << d.kv_heads()
+      << " Sq=" << d.Sq << " Sk=" << d.Sk << " HD=" << d.HD << ": " << e.get_message();
   XF_THROW(Unsupported, msg.str());
 }
 
@@ -86,8 +86,9 @@ struct Common {
 Common add_inputs(fe::graph::Graph& g, const AttentionDesc& d) {
   Common c;
   c.q = g.tensor(tensor("Q", kQ, dims(d.B, d.NH, d.Sq, d.HD), strides(d.q)));
-  c.k = g.tensor(tensor("K", kK, dims(d.B, d.NH, d.Sk, d.HD), strides(d.k)));
-  c.v = g.tensor(tensor("V", kV, dims(d.B, d.NH, d.Sk, d.HD), strides(d.v)));
+  // Grouped-query: K and V have NKV heads; cuDNN maps query head h to h / (NH / NKV).
+  c.k = g.tensor(tensor("K", kK, dims(d.B, d.kv_heads(), d.Sk, d.HD), strides(d.k)));
+  c.v = g.tensor(tensor("V", kV, dims(d.B, d.kv_heads(), d.Sk, d.HD), strides(d.v)));
   if (d.bias) {
     const std::int64_t ss = std::int64_t(d.Sq) * d.Sk;
     c.bias = g.tensor(tensor("bias", kBias, {1, d.NH, d.Sq, d.Sk}, {d.NH * ss, ss, d.Sk, 1}));
@@ -181,8 +182,15 @@ std::shared_ptr<Graphs> build_graphs(const AttentionDesc& d, bool training) {
     }
     auto [dq, dk, dv] = g.sdpa_backward(c.q, c.k, c.v, o, dout, stats, opts);
     dq->set_output(true).set_uid(kDQ).set_dim(dims(d.B, d.NH, d.Sq, d.HD)).set_stride(strides(d.q));
-    dk->set_output(true).set_uid(kDK).set_dim(dims(d.B, d.NH, d.Sk, d.HD)).set_stride(strides(d.k));
-    dv->set_output(true).set_uid(kDV).set_dim(dims(d.B, d.NH, d.Sk, d.HD)).set_stride(strides(d.v));
+    // With NKV < NH cuDNN sums the group's per-head dK, dV (its GQA reduction).
+    dk->set_output(true)
+        .set_uid(kDK)
+        .set_dim(dims(d.B, d.kv_heads(), d.Sk, d.HD))
+        .set_stride(strides(d.k));
+    dv->set_output(true)
+        .set_uid(kDV)
+        .set_dim(dims(d.B, d.kv_heads(), d.Sk, d.HD))
+        .set_stride(strides(d.v));
     build(g, h, d, "backward");
     check(g.get_workspace_size(ws), d, "backward workspace");
     out->workspace = std::max(out->workspace, ws);
@@ -194,8 +202,8 @@ std::string cache_key(const AttentionDesc& d, bool training) {
   int dev = 0;
   XF_CUDA_CHECK(cudaGetDevice(&dev));
   std::ostringstream k;
-  k << dev << '|' << int(d.precision) << '|' << d.B << ',' << d.NH << ',' << d.Sq << ',' << d.Sk
-    << ',' << d.HD;
+  k << dev << '|' << int(d.precision) << '|' << d.B << ',' << d.NH << ',' << d.kv_heads() << ','
+    << d.Sq << ',' << d.Sk << ',' << d.HD;
   for (const HeadStrides* s : {&d.q, &d.k, &d.v, &d.o})
     k << '|' << s->b << ',' << s->h << ',' << s->s;
   k << '|' << d.softmax_scale() << '|' << d.causal << d.padding_mask << d.bias << d.bias_grad << '|'
@@ -262,6 +270,8 @@ CudnnAttention::CudnnAttention(const AttentionDesc& desc, bool training)
     XF_THROW(InvalidArgument, "cuDNN attention: precision must be fp16 or bf16");
   if (desc.B < 1 || desc.NH < 1 || desc.Sq < 1 || desc.Sk < 1 || desc.HD < 1)
     XF_THROW(InvalidArgument, "cuDNN attention: bad shape");
+  if (desc.NKV < 0 || desc.NH % desc.kv_heads() != 0)
+    XF_THROW(InvalidArgument, "cuDNN attention: NKV must divide NH");
   if (desc.bias_grad && !desc.bias)
     XF_THROW(InvalidArgument, "cuDNN attention: bias_grad needs a bias");
   impl_->d = desc;

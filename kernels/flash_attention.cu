@@ -193,6 +193,7 @@ detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& sa
           d.NH,
           d.Sq,
           d.Sk,
+          d.group(),
           d.softmax_scale() * detail::kLog2e,
           DropoutMask(dropout),
           d.padding_mask ? kv_lens : nullptr,

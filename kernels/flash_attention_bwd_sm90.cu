@@ -13,6 +13,11 @@
 // (rows are queries, as in the forward, so the mask's Philox groups are the forward's), and the
 // products over queries read P and dS back transposed from shared memory.
 //
+// Grouped-query attention (NKV K/V heads, each shared by G = NH / NKV query heads): dK and dV of
+// a K/V head are the sums over its G query heads, so a dK/dV block is per K/V head and runs
+// through all query tiles of each of them in turn, accumulating in registers (no scratch, no
+// atomics, a fixed order); dQ blocks are per query head.
+//
 // With a score bias (T5) both block kinds read it (P is recomputed from s·scale + bias: dQ
 // blocks stage its tiles beside K and V, dK/dV blocks load it into registers), and the bias
 // gradient, dS summed over the batch, is returned as its sums along each diagonal j − i (all that
@@ -284,14 +289,16 @@ __device__ __forceinline__ void load_bias_fragment(int4 (&chunks)[2][2], const F
           *reinterpret_cast<const int4*>(row + (8 * hf * std::int64_t(f.Sk) + 8 * c) * 2);
 }
 
-// dK and dV of keys 64·kv_block ... of head (b, h). Causal: query tiles before the key tile see
-// none of its keys and are skipped. The bias comes from global memory straight into registers,
-// its loads issued before the S and dP products: these blocks use all 64 KB of their shared
-// memory, and a staged bias tile (72 KB) measured 12% slower at T5-large s512 b64 (1.11 vs
-// 0.97 ms, the loads then issued after the products; the L1 left beside three such blocks is
-// smaller, and the kernel spills).
+// dK and dV of keys 64·kv_block ... of K/V head (b, hk): the sums over its query heads
+// hk·group ... (one, without grouped-query attention), taken one after the other through all
+// their query tiles with the accumulators in registers (a fixed order: reproducible, no atomics
+// and no scratch). Causal: query tiles before the key tile see none of its keys and are skipped.
+// The bias comes from global memory straight into registers, its loads issued before the S and dP
+// products: these blocks use all 64 KB of their shared memory, and a staged bias tile (72 KB)
+// measured 12% slower at T5-large s512 b64 (1.11 vs 0.97 ms, the loads then issued after the
+// products; the L1 left beside three such blocks is smaller, and the kernel spills).
 template <class T, bool Causal, BiasMode Bias>
-__device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h, int kv_block) {
+__device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int hk, int kv_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
   std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
   auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
@@ -300,26 +307,32 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
   const int n0 = kv_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first = Causal ? kv_block : 0, tiles = f.Sq / kTile;
-  auto load_queries = [&](int i, int buf) {
+  const int h_end = (hk + 1) * f.group;
+  auto load_queries = [&](int h, int i, int buf) {
     load_q_do(sQ(buf), sdO(buf), p, b, h, i * kTile);
     cp_async_commit();
   };
-  load_k_v(sK, sV, p, b, h, n0);
-  load_queries(first, 0);
+  // This block's diagonal sums for query head h.
+  auto partial = [&](int h) {
+    return p.dbias_partial +
+           ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kDiagRow;
+  };
+  load_k_v(sK, sV, p, b, hk, n0);
+  load_queries(hk * f.group, first, 0);
   DiagonalSums diagonals;
-  float* const partial =  // this block's diagonal sums
-      Bias == BiasMode::grad
-          ? p.dbias_partial +
-                ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kDiagRow
-          : nullptr;
 
   float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
-  for (int i = first; i < tiles; ++i) {
-    const int buf = (i - first) & 1;
+  // Step u: query tile i of query head h; the next step's tiles load during this one.
+  for (int h = hk * f.group, i = first, u = 0; h < h_end; ++u) {
+    const int buf = u & 1;
+    const bool last_tile = i + 1 == tiles;
     cp_async_wait_all();
     fence_proxy_async();
-    __syncthreads();  // tiles visible to wgmma; sP and sdS of tile i - 1 consumed
-    if (i + 1 < tiles) load_queries(i + 1, buf ^ 1);
+    __syncthreads();  // tiles visible to wgmma; sP and sdS of the last step consumed
+    if (!last_tile)
+      load_queries(h, i + 1, buf ^ 1);
+    else if (h + 1 < h_end)
+      load_queries(h + 1, first, buf ^ 1);
 
     int4 bias[2][2];  // in flight during the S and dP products
     if constexpr (Bias != BiasMode::none)
@@ -346,21 +359,30 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     for (int kk = 0; kk < 4; ++kk)
       wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
     wgmma_commit();
-    if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial + i * kDiagRow);
+    if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial(h) + i * kDiagRow);
     wgmma_wait();
+    if (last_tile) {
+      if constexpr (Bias == BiasMode::grad) {  // the head's sums are complete
+        diagonals.finish(partial(h) + tiles * kDiagRow);
+        diagonals = DiagonalSums();
+      }
+      ++h, i = first;
+    } else {
+      ++i;
+    }
   }
-  if constexpr (Bias == BiasMode::grad) diagonals.finish(partial + tiles * kDiagRow);
   // Shared key row c is key n0 + key_of_row(c): stage in key order, then write.
   __syncthreads();
   stage_rows<T>(sP, dk, f.scale, [](int c) { return key_of_row(c); });
   stage_rows<T>(sdS, dv, 1.f, [](int c) { return key_of_row(c); });
   __syncthreads();
-  write_tile(p.dk + row_bytes(f.sk, b, h, n0), f.sk.s, sP);
-  write_tile(p.dv + row_bytes(f.sv, b, h, n0), f.sv.s, sdS);
+  write_tile(p.dk + row_bytes(f.sk, b, hk, n0), f.sk.s, sP);
+  write_tile(p.dv + row_bytes(f.sv, b, hk, n0), f.sv.s, sdS);
 }
 
-// dQ of queries 64·q_block ... of head (b, h). Causal: key tiles after the query tile are hidden
-// from all its rows and skipped. Bias tiles are double-buffered with K and V.
+// dQ of queries 64·q_block ... of head (b, h) (K and V: its K/V head's). Causal: key tiles after
+// the query tile are hidden from all its rows and skipped. Bias tiles are double-buffered with K
+// and V.
 template <class T, bool Causal, BiasMode Bias>
 __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, int q_block) {
   extern __shared__ __align__(1024) std::uint16_t smem[];
@@ -373,7 +395,7 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles = Causal ? q_block + 1 : f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
-    load_k_v(sK(buf), sV(buf), p, b, h, j * kTile);
+    load_k_v(sK(buf), sV(buf), p, b, h / f.group, j * kTile);
     if constexpr (Bias != BiasMode::none) load_bias(sB(buf), f, h, m0, j * kTile);
     cp_async_commit();
   };
@@ -409,33 +431,39 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 }
 #endif
 
-// One launch for both: the blocks of a head do dK and dV per key tile and dQ per query tile, so
-// the two kinds share the GPU instead of running one after the other. Without a mask, a
-// [items, NH, B] grid whose first kv_blocks items are the dK/dV blocks (b and h read from
-// blockIdx, not kept in registers: this kernel spills at three blocks per SM). Causal, a dK/dV
-// block does T − j query tiles (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so
-// BlockOrder's ranks pair them by work, heaviest first: 2n is key tile n and 2n + 1 query tile
-// T − 1 − n, both T − n tiles. Three blocks per SM (168 registers, a few spilled) beat two
-// without spills: 0.88 vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ
-// blocks stage its tiles in the two tiles they leave free, so the shared memory stays 64 KB.
+// One launch for both: the blocks of a K/V head do dK and dV per key tile and dQ per query tile
+// of each of its G query heads (G = group, 1 without grouped-query attention), so the two kinds
+// share the GPU instead of running one after the other. Without a mask, a [items, NKV, B] grid
+// whose first kv_blocks items are the dK/dV blocks and the rest the dQ blocks of query head
+// G·y + (x − kv_blocks) / q_blocks (b and the head read from blockIdx, not kept in registers:
+// this kernel spills at three blocks per SM). Causal, a dK/dV block does G·(T − j) query tiles
+// (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so BlockOrder's ranks go down the
+// key tiles, heaviest first: (G + 1)·n is key tile n, and the G ranks after it query tile
+// T − 1 − n of each query head (T − n tiles each; with G = 1 the pairs 2n, 2n + 1 of equal work).
+// Three blocks per SM (168 registers, a few spilled) beat two without spills: 0.88 vs 0.93 ms at
+// s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ blocks stage its tiles in the two
+// tiles they leave free, so the shared memory stays 64 KB.
 template <class T, bool Causal, BiasMode Bias>
 __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
     backward_kernel(FlashBwdParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const int G = p.f.group;
   if constexpr (Causal) {
     int rank, head;
     order.locate(blockIdx.x, rank, head);
-    const int b = head / p.f.NH, h = head % p.f.NH;
-    if (rank % 2 == 0)
-      dkdv_block<T, true, Bias>(p, b, h, rank / 2);
+    const int nkv = p.f.NH / G, b = head / nkv, hk = head % nkv;
+    const int n = rank / (G + 1), r = rank % (G + 1);
+    if (r == 0)
+      dkdv_block<T, true, Bias>(p, b, hk, n);
     else
-      dq_block<T, true, Bias>(p, b, h, p.f.Sq / kTile - 1 - rank / 2);
+      dq_block<T, true, Bias>(p, b, hk * G + r - 1, p.f.Sq / kTile - 1 - n);
   } else {
-    const int kv_blocks = p.f.Sk / kTile;
-    if (int(blockIdx.x) < kv_blocks)
+    const int kv_blocks = p.f.Sk / kTile, q_blocks = p.f.Sq / kTile;
+    const int x = int(blockIdx.x) - kv_blocks;
+    if (x < 0)
       dkdv_block<T, false, Bias>(p, blockIdx.z, blockIdx.y, blockIdx.x);
     else
-      dq_block<T, false, Bias>(p, blockIdx.z, blockIdx.y, blockIdx.x - kv_blocks);
+      dq_block<T, false, Bias>(p, blockIdx.z, blockIdx.y * G + x / q_blocks, x % q_blocks);
   }
 #endif
 }
@@ -449,9 +477,10 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
     return true;
   }();
   (void)ready;
-  const int items = p.f.Sk / kTile + p.f.Sq / kTile;
-  const BlockOrder order = block_order(items, B * p.f.NH, Causal, kBwdBlocksPerSm);
-  const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, p.f.NH, B);
+  const int G = p.f.group, nkv = p.f.NH / G;
+  const int items = p.f.Sk / kTile + G * (p.f.Sq / kTile);
+  const BlockOrder order = block_order(items, B * nkv, Causal, kBwdBlocksPerSm);
+  const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, nkv, B);
   backward_kernel<T, Causal, Bias><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }
 

@@ -293,26 +293,27 @@ void launch_row_shape(int V, const Launch& launch) {
 template <class T, bool RMS>
 void launch_forward(const NormForwardArgs<T>& a, cudaStream_t stream) {
   launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<1, 3>, RowShape<1, 4>, RowShape<2, 3>,
-                   RowShape<2, 4>, RowShape<4, 3>, RowShape<4, 4>>(a.C / kVec, [&](auto shape) {
-    using S = decltype(shape);
-    const int groups = kRowWarps / S::WPR;
-    norm_forward_kernel<T, S::WPR, S::VPT, RMS>
-        <<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
-    XF_CUDA_CHECK_LAUNCH();
-  });
+                   RowShape<2, 4>, RowShape<4, 3>, RowShape<4, 4>, RowShape<8, 3>, RowShape<8, 4>>(
+      a.C / kVec, [&](auto shape) {
+        using S = decltype(shape);
+        const int groups = kRowWarps / S::WPR;
+        norm_forward_kernel<T, S::WPR, S::VPT, RMS>
+            <<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
+        XF_CUDA_CHECK_LAUNCH();
+      });
 }
 
 template <class T, bool RMS>
 void launch_backward(const NormBackwardArgs<T>& a, T* dweight, T* dbias, T* dxbias,
                      cudaStream_t stream) {
   const int G = detail::partial_blocks();
-  launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<2, 2>, RowShape<4, 2>, RowShape<8, 2>>(
-      a.C / kVec, [&](auto shape) {
-        using S = decltype(shape);
-        const size_t smem = S::WPR < kRowWarps ? sizeof(float) * 3 * a.C : 0;
-        norm_backward_kernel<T, S::WPR, S::VPT, RMS><<<G, kRowThreads, smem, stream>>>(a);
-        XF_CUDA_CHECK_LAUNCH();
-      });
+  launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<2, 2>, RowShape<4, 2>, RowShape<8, 2>,
+                   RowShape<8, 3>, RowShape<8, 4>>(a.C / kVec, [&](auto shape) {
+    using S = decltype(shape);
+    const size_t smem = S::WPR < kRowWarps ? sizeof(float) * 3 * a.C : 0;
+    norm_backward_kernel<T, S::WPR, S::VPT, RMS><<<G, kRowThreads, smem, stream>>>(a);
+    XF_CUDA_CHECK_LAUNCH();
+  });
   detail::PartialOutputs<T> outs;
   outs.out[0] = dweight;
   outs.out[1] = RMS ? nullptr : dbias;

@@ -21,7 +21,7 @@
 
 namespace xfbench::kernels {
 
-constexpr int kMaxNormWidth = 4096;
+constexpr int kMaxNormWidth = 8192;  // llama-3.1-70b's hidden
 
 // out = (inp - mean) * rstd * weight + bias over each of N rows of C. mean/rstd may be null.
 template <class T>

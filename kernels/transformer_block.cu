@@ -67,6 +67,9 @@ const char* to_string(TensorRole r) {
 
 std::string BlockConfig::describe() const {
   return name + " hidden " + std::to_string(hidden) + ", heads " + std::to_string(heads) +
+         (kv_head_count() != heads ? ", kv heads " + std::to_string(kv_head_count()) : "") +
+         (head_size && head_size * heads != hidden ? ", head dim " + std::to_string(head_size)
+                                                   : "") +
          ", intermediate " + std::to_string(intermediate) + ", batch " + std::to_string(batch) +
          ", seq " + std::to_string(seq) + ", " + to_string(precision) + ", " + to_string(backend) +
          (tp_size != 1 ? ", tensor-parallel rank " + std::to_string(tp_rank) + " of " +
@@ -135,13 +138,30 @@ BlockConfig t5_block(int d_model, int heads, int d_kv, int d_ff, bool decoder, b
   return c;
 }
 
+BlockConfig llama_block(int hidden, int heads, int kv_heads, int head_dim, int intermediate,
+                        const RopeConfig& rope) {
+  BlockConfig c;
+  c.name = "LlamaBlock";
+  c.hidden = hidden, c.heads = heads, c.kv_heads = kv_heads, c.head_size = head_dim;
+  c.intermediate = intermediate;
+  c.placement = NormPlacement::pre;
+  c.norm = NormKind::rmsnorm;
+  c.eps = 1e-5f;
+  c.activation = Activation::silu;
+  c.gated_ffn = true;
+  c.linear_bias = false;
+  c.causal = true;
+  c.set_dropout(0.f);
+  c.rotary = true;
+  c.rope = rope;
+  return c;
+}
+
 namespace {
 // Bias gradients (column sums over tokens) up to this width run as bias_backward on the side
 // stream; the QKV projection's 3·hidden above it uses cuBLASLt's bias-gradient epilogue.
 constexpr int kMaxBiasGradWidth = 8192;  // bias_backward's widest row (dropout.hpp)
-bool qkv_bias_by_epilogue(const BlockConfig& c) {
-  return 3 * c.attention_width() > kMaxBiasGradWidth;
-}
+bool qkv_bias_by_epilogue(const BlockConfig& c) { return c.qkv_width() > kMaxBiasGradWidth; }
 bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 }  // namespace
 
@@ -173,7 +193,19 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
                       c.ffn_dropout || c.relative_bias || c.cross_attention))
     bad("linears without biases, ReLU or gated FFNs, FFN dropout, the relative position bias "
         "and cross-attention come with the T5 block (RMSNorm, pre-norm): t5_block()");
-  if (c.gated_ffn && c.activation == Activation::relu) bad("a gated FFN takes a GELU");
+  if (c.gated_ffn && c.activation == Activation::relu) bad("a gated FFN takes a GELU or SiLU");
+  if (!c.gated_ffn && c.activation == Activation::silu)
+    bad("SiLU is implemented as the gate of a gated FFN (Llama's SwiGLU)");
+  if (c.kv_heads < 0 || c.heads % c.kv_head_count() != 0)
+    bad(std::to_string(c.heads) + " query heads do not split into groups over " +
+        std::to_string(c.kv_heads) + " key/value heads");
+  const bool gqa = c.kv_head_count() != c.heads;
+  if (gqa && (c.tp_size > 1 || c.cross_attention || c.relative_bias || !t5_like(c)))
+    bad("grouped-query attention is implemented for the Llama block (no tensor parallelism, "
+        "cross-attention or relative position bias)");
+  if (c.rotary && (c.relative_bias || c.head_dim() % 2 != 0))
+    bad("rotary embeddings need an even head dim and no relative position bias");
+  if (c.rotary) rope_inv_freq(c.rope, c.head_dim());  // throws InvalidArgument for a bad config
   if (c.tp_size < 1 || c.tp_rank < 0 || c.tp_rank >= c.tp_size)
     bad("tensor-parallel rank " + std::to_string(c.tp_rank) + " of " + std::to_string(c.tp_size));
   if (c.tp_size > 1) {
@@ -189,9 +221,11 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
   }
   if (c.placement == NormPlacement::pre && part != BlockPart::layer)
     bad(std::string("part ") + to_string(part) + " is of a post-LN block (BERT's breakdown)");
-  if (c.backend == AttentionBackend::unfused && (c.seq % 8 != 0 || c.seq > kMaxSoftmaxWidth)) {
-    bad("the unfused backend needs seq % 8 == 0 and seq <= " + std::to_string(kMaxSoftmaxWidth));
-  }
+  if (c.backend == AttentionBackend::unfused && c.seq % 8 != 0)
+    bad("the unfused backend needs seq % 8 == 0");
+  if (c.backend == AttentionBackend::unfused && c.seq > kMaxSoftmaxWidth)
+    XF_THROW(Unsupported, "the unfused backend's softmax takes seq <= " +
+                              std::to_string(kMaxSoftmaxWidth) + ", not " + std::to_string(c.seq));
   if (fp32_storage && c.backend != AttentionBackend::unfused)
     XF_THROW(Unsupported, std::string(to_string(c.precision)) +
                               ": cuDNN SDPA (fused) and xfbench's flash attention take fp16 and "
@@ -207,9 +241,11 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
   }
 }
 
-double block_forward_flops(const BlockConfig& c, BlockPart part) {
+double block_forward_flops(const BlockConfig& c, BlockPart part, bool causal_half) {
   const double T = c.tokens(), h = c.hidden, I = c.intermediate, A = c.attention_width();
-  const double attention = 8 * T * h * A + 4.0 * c.batch * double(c.seq) * c.seq * A;
+  const double kv = double(c.kv_head_count()) * c.head_dim();  // A without grouped-query
+  const double scores = (causal_half && c.causal ? 2.0 : 4.0) * c.batch * double(c.seq) * c.seq * A;
+  const double attention = 2 * T * h * (A + 2 * kv) + 2 * T * h * A + scores;
   const double ffn = (c.gated_ffn ? 6 : 4) * T * h * I;
   switch (part) {
     case BlockPart::dense:
@@ -279,6 +315,7 @@ struct TransformerBlock::Impl {
   };
   Core self_attn, cross_attn;
   std::unique_ptr<RelativePositionBias> rel;  // T5's position bias from its table
+  std::unique_ptr<RotaryEmbedding> rope;      // Llama's rotary embeddings on q and k
   // GEMM plans (cached process-wide by gemm_plan).
   Gemm *qkv = nullptr, *proj = nullptr, *up = nullptr, *down = nullptr;
   Gemm *d_down_w = nullptr, *d_down_x = nullptr, *d_up_w = nullptr, *d_up_x = nullptr;
@@ -315,6 +352,9 @@ struct TransformerBlock::Impl {
   float tp_beta(float beta) const { return c.tp_rank == 0 ? beta : 0.f; }
   bool rms() const { return c.norm == NormKind::rmsnorm; }
   Gelu gelu() const { return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf; }
+  GateAct gate() const {
+    return c.activation == Activation::silu ? GateAct::silu : gate_act(gelu());
+  }
 
   // The caller's placement, else a cudaMalloc of this block's own.
   void* alloc(const std::string& name, std::size_t n, std::size_t elem_bytes, TensorRole role) {
@@ -436,8 +476,8 @@ namespace {
 // The self-attention on the packed QKV projection; T5: unscaled, with the relative position bias
 // (and its gradient when training).
 AttentionDesc self_attention(const BlockConfig& c, bool train) {
-  AttentionDesc d =
-      self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(), QkvLayout::bshd);
+  AttentionDesc d = self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(),
+                                        QkvLayout::bshd, c.kv_head_count());
   d.dropout = c.attention_dropout;
   d.causal = c.causal;
   d.scale = c.scale_scores ? 0.f : 1.f;
@@ -469,7 +509,8 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   Impl& m = *impl_;
   const BlockConfig& c = m.c;
   const std::int64_t T = c.tokens(), H = c.hidden, I = c.intermediate, A = c.attention_width();
-  const bool whole =  // a part with an output [T, H] and a backward
+  const std::int64_t QW = c.qkv_width();  // 3A, or A + 2·kv·d with grouped-query attention
+  const bool whole =                      // a part with an output [T, H] and a backward
       part == BlockPart::layer || part == BlockPart::ffn || part == BlockPart::attention;
   // Forward only (no_grad): no gradients, and nothing saved for a backward.
   const bool train = whole && c.backward;
@@ -492,7 +533,8 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   m.alloc("x", T * H, m.elem, TensorRole::input);
   if (train) m.alloc("dx", T * H, m.elem, TensorRole::input_grad);
   if (has_attention(part)) {
-    param("wqkv", 3 * A * H), linear_bias("bqkv", 3 * A), param("wo", H * A), linear_bias("bo", H);
+    param("wqkv", QW * H), linear_bias("bqkv", QW), param("wo", H * A), linear_bias("bo", H);
+    if (c.rotary) m.rope = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim(), c.seq);
     norm("1");
     if (c.relative_bias) {  // built from the table each step; its gradient scattered back
       m.rel = std::make_unique<RelativePositionBias>(c.heads, c.seq, c.seq, !c.causal);
@@ -507,19 +549,19 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
     if (m.pre()) m.alloc("norm1", T * H, m.elem, saved);
     if (train && !m.pre()) m.alloc("z1", T * H, m.elem, saved);
     if (train) stats("1");
-    m.alloc("qkv", T * 3 * A, m.elem, saved), m.alloc("ctx", T * A, m.elem, saved);
+    m.alloc("qkv", T * QW, m.elem, saved), m.alloc("ctx", T * A, m.elem, saved);
     m.alloc("proj", T * H, m.elem, scratch);
     m.alloc("h1", T * H, m.elem, saved);
     m.make_attention(m.self_attn, self_attention(c, train), "", train);
-    m.qkv = m.plan(T, 3 * A, H, false, true, c.linear_bias ? Epilogue::bias : Epilogue::none);
+    m.qkv = m.plan(T, QW, H, false, true, c.linear_bias ? Epilogue::bias : Epilogue::none);
     m.proj = m.plan(T, H, A, false, true, Epilogue::none);
     if (train) {
-      m.alloc("dqkv", T * 3 * A, m.elem, scratch), m.alloc("dctx", T * A, m.elem, scratch),
+      m.alloc("dqkv", T * QW, m.elem, scratch), m.alloc("dctx", T * A, m.elem, scratch),
           m.alloc("dproj", T * H, m.elem, scratch);
       const bool epilogue = c.linear_bias && qkv_bias_by_epilogue(c);
       m.d_qkv_w =
-          m.plan(3 * A, H, T, true, false, epilogue ? Epilogue::bgrad_a : Epilogue::none, true);
-      m.d_qkv_x = m.plan(T, H, 3 * A, false, false, Epilogue::none);
+          m.plan(QW, H, T, true, false, epilogue ? Epilogue::bgrad_a : Epilogue::none, true);
+      m.d_qkv_x = m.plan(T, H, QW, false, false, Epilogue::none);
       m.d_proj_w = m.plan(H, A, T, true, false, Epilogue::none, true);
       m.d_proj_x = m.plan(T, A, H, false, false, Epilogue::none);
     }
@@ -589,7 +631,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (train && c.linear_bias)  // the side stream's column sums (bias gradients) beside the main's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
-                std::min(std::max(3 * c.attention_width(), c.intermediate), kMaxBiasGradWidth)),
+                std::min(std::max(c.qkv_width(), c.intermediate), kMaxBiasGradWidth)),
             1, scratch);
 }
 
@@ -718,7 +760,8 @@ void core_backward(TransformerBlock::Impl& m, const TransformerBlock::Impl::Core
 
 // Q, K, V inside the packed self-attention projection [T, 3A] (or its gradient).
 void* qkv_part(const TransformerBlock::Impl& m, void* qkv, int which) {
-  return m.offset(qkv, qkv_offset(QkvLayout::bshd, which, m.c.heads, m.c.head_dim()));
+  return m.offset(
+      qkv, qkv_offset(QkvLayout::bshd, which, m.c.heads, m.c.head_dim(), m.c.kv_head_count()));
 }
 
 // The attention sublayer without its bias, dropout, residual and norm: in -> proj = ctx·Woᵀ
@@ -727,6 +770,8 @@ template <class T>
 void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                        const void* in) {
   m.run(m.qkv, s, ops(in, m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
+  if (m.rope)
+    m.rope->forward<T>(m.at<T>("qkv"), m.c.tokens(), m.c.seq, m.c.heads, m.c.kv_head_count(), s);
   if (m.rel) m.rel->forward<T>(m.at<T>("position_bias"), m.at<T>("rel_bias"), s);
   void* qkv = m.t("qkv");
   core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
@@ -764,7 +809,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   m.run(m.up, s, ops(in, m.t("wi"), pre));
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   if (c.gated_ffn)
-    gated_gelu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gelu(), inner, s);
+    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s);
   else if (c.activation == Activation::relu)
     relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
   else
@@ -863,8 +908,8 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   if (c.gated_ffn)
-    gated_gelu_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gelu(),
-                                   inner, s);
+    gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
+                              inner, s);
   else if (c.activation == Activation::relu)
     relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
                              inner, s);
@@ -898,6 +943,8 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
                 m.t("dposition_bias"), m.t("dctx"), m.t("ctx"), qkv_part(m, qkv, 0),
                 qkv_part(m, qkv, 1), qkv_part(m, qkv, 2), m.t("position_bias"),
                 site(c, step, kAttentionProbs), s);
+  // The gradients of the rotated q and k become those of the projection's output.
+  if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
   m.fork(s);
   if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
@@ -908,7 +955,7 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
     w.bias_grad = m.t("dbqkv");
   else if (c.linear_bias)  // as dbi in ffn_backward
     bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
-                     3 * c.attention_width(), m.side);
+                     c.qkv_width(), m.side);
   m.run(m.d_qkv_w, m.side, w);
   m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), din, nullptr, m.tp_beta(beta)));
   m.tp_sum(din, s);

@@ -11,6 +11,9 @@
 //   h1  = x + drop(attn(N1(x)))        [h2 = h1 + drop(cross(N_cross(h1), enc))]
 //   out = h + drop(ffn(N2(h)))         h: h2 in the decoder, else h1
 //
+//   LlamaDecoderLayer: T5's form with scaled causal scores, no dropout, grouped-query attention
+//   (kv_heads key/value heads), rotary position embeddings on q and k (rope.hpp) and a SwiGLU FFN
+//
 //   attn(a) = (attention(a·Wqkvᵀ + bqkv))·Woᵀ + bo   unfused (eager), cuDNN SDPA or xfbench's
 //                                                     flash attention; causal for GPT-2 and T5's
 //                                                     decoder; T5: scores unscaled, plus the
@@ -18,7 +21,9 @@
 //   cross(a, enc)                                     queries a·Wq_crossᵀ, keys and values
 //                                                     enc·Wkv_crossᵀ, no mask, no position bias
 //   ffn(a)  = act(a·Wiᵀ + bi)·Woutᵀ + bout            GELU erf (BERT) or tanh (GPT-2); T5: ReLU or
-//                                                     the gated GELU, dropout after it
+//                                                     the gated GELU, dropout after it; Llama:
+//                                                     silu(a·W_gateᵀ) · (a·W_upᵀ), one GEMM on
+//                                                     wi = [W_gate; W_up]
 //
 // Kernels: cuBLASLt GEMMs; bias + dropout + residual + LayerNorm fused forward and backward (pre:
 // the attention's residual add and LN2 are one kernel); GELU with the bias fused in; Philox
@@ -44,6 +49,7 @@
 #include "kernels/gelu.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/philox.hpp"  // XF_HOST_DEVICE
+#include "kernels/rope.hpp"
 
 namespace xfbench::kernels {
 
@@ -51,7 +57,7 @@ enum class AttentionBackend { unfused, fused, flash };
 enum class BlockPart { layer, dense, dense_gelu, ffn, attention };
 enum class NormPlacement { post, pre };  // BERT: post; GPT-2, T5: pre
 enum class NormKind { layernorm, rmsnorm };
-enum class Activation { gelu_erf, gelu_tanh, relu };
+enum class Activation { gelu_erf, gelu_tanh, relu, silu };  // silu: a gated FFN's gate
 const char* to_string(AttentionBackend b);
 const char* to_string(BlockPart p);
 const char* to_string(NormPlacement p);
@@ -89,6 +95,12 @@ struct BlockConfig {
   bool relative_bias = false;  // learned table "rel_bias" [32 buckets, heads], max distance 128
   bool cross_attention = false;
   int head_size = 0;  // 0: hidden / heads; T5's d_kv (t5-3b: 32 heads of 128 over hidden 1024)
+  // Llama (llama_block): grouped-query attention with kv_heads key/value heads (0: heads), each
+  // shared by heads / kv_heads query heads; "wqkv" is [Wq; Wk; Wv], (heads + 2·kv_heads)·head_dim
+  // rows. Rotary position embeddings on q and k after the projection (rope.hpp) when `rotary`.
+  int kv_heads = 0;
+  bool rotary = false;
+  RopeConfig rope;
 
   // Tensor parallelism (Megatron-LM): this block is rank tp_rank of tp_size. It holds heads /
   // tp_size heads (column-parallel QKV; T5's relative bias table and cross-attention split by heads
@@ -113,6 +125,8 @@ struct BlockConfig {
   int tokens() const { return batch * seq; }
   int head_dim() const { return head_size ? head_size : hidden / heads; }
   int attention_width() const { return heads * head_dim(); }  // hidden, or T5's inner_dim
+  int kv_head_count() const { return kv_heads ? kv_heads : heads; }
+  int qkv_width() const { return (heads + 2 * kv_head_count()) * head_dim(); }  // 3A without GQA
   void set_dropout(float p) { attention_dropout = residual_dropout = p; }
   std::string describe() const;
   // What one tensor-parallel rank computes: heads / tp_size heads of head_dim(), intermediate /
@@ -154,6 +168,11 @@ BlockConfig gpt2_block(int hidden, int heads, int inner);
 // ReLU FFN or T5 v1.1's gated GELU (tanh form), dropout 0.1 everywhere HF has it (t5-large:
 // 1024, 16, 64, 4096).
 BlockConfig t5_block(int d_model, int heads, int d_kv, int d_ff, bool decoder, bool gated);
+// HF LlamaDecoderLayer: pre-RMSNorm (eps 1e-5), no biases, no dropout, causal grouped-query
+// attention with rotary embeddings, SwiGLU MLP (llama-3.1-8b: 4096, 32, 8, 128, 14336, theta
+// 500000 and Llama-3.1's scaling).
+BlockConfig llama_block(int hidden, int heads, int kv_heads, int head_dim, int intermediate,
+                        const RopeConfig& rope);
 
 // Throws InvalidArgument when the configuration cannot be built (hidden not divisible by heads,
 // widths the kernels cannot take, T5 features outside a T5 block, heads or intermediate / 8 not
@@ -163,9 +182,12 @@ void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer)
 
 // The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
 // the full s² attention even when causal; dense and dense_gelu 2·T·h·I; ffn 4·T·h·I (6·T·h·I
-// gated); attention 8bsh² + 4bs²h (8bshA + 4bs²A for an attention width A != h), counted twice
-// with cross-attention (T5's decoder). Backward is twice forward.
-double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer);
+// gated); attention 8bsh² + 4bs²h (8bshA + 4bs²A for an attention width A != h; with kv key/value
+// heads of d: 2bsh(A + 2·kv·d) + 2bshA + 4bs²A), counted twice with cross-attention (T5's
+// decoder). Backward is twice forward. causal_half: the s² terms of a causal attention halved (the
+// part of the score matrix the mask leaves; TFLOPS_causal).
+double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer,
+                           bool causal_half = false);
 
 // What a block tensor is to a caller placing it (TensorPlacement).
 enum class TensorRole {

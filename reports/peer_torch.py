@@ -39,13 +39,16 @@ DROPOUT = 0.1
 MiB = 1 << 20
 
 ALL_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer", "GPT2Block", "T5Encoder", "T5Decoder",
-                "TrainStep", "NCCL"]
+                "LlamaBlock", "TrainStep", "NCCL"]
 DEFAULT_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer"]
-LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa"}
+# backend -> HF attn_implementation; torch-compile is torch.compile of the sdpa layer (COMPILED).
+LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa", "torch-compile": "sdpa"}
+COMPILED = {"torch-compile"}
 # T5's attention (relative position bias) is eager-only in transformers, so no torch-sdpa name
 # for it: a name must say what ran.
 FAMILY_BACKENDS = {"BertLayer": ["torch-eager", "torch-sdpa"], "GPT2Block": ["torch-eager", "torch-sdpa"],
-                   "T5Encoder": ["torch-eager"], "T5Decoder": ["torch-eager"]}
+                   "T5Encoder": ["torch-eager"], "T5Decoder": ["torch-eager"],
+                   "LlamaBlock": ["torch-eager", "torch-sdpa", "torch-compile"]}
 DTYPE_SIZE = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 # (seq, batch) per layer family: the peer's defaults, and the seeds' whole tables (--seed-shapes).
 LAYER_SHAPES = {"BertLayer": [(128, 128), (512, 64)], "GPT2Block": [(1024, 64), (512, 64)],
@@ -58,6 +61,23 @@ SEED_SHAPES = {"BertLayer": [(s, b) for s in (128, 512) for b in (2, 4, 8, 16, 3
 GPT2_MODELS = {"gpt2": (768, 12), "gpt2-medium": (1024, 16), "gpt2-large": (1280, 20),
                "gpt2-xl": (1600, 25)}
 DEFAULT_GPT2 = "gpt2-medium"
+# Llama 3 sizes, HF's published configs: name -> (hidden, heads, kv_heads, head_dim, intermediate,
+# llama3 rope factor); all rope_theta 500000, llama3 rope scaling (low 1, high 4, original 8192),
+# RMSNorm eps 1e-5, no biases, SiLU, attention dropout 0. xfbench appends /model:<name> to all but
+# llama-3.1-8b.
+LLAMA_MODELS = {"llama-3.2-1b": (2048, 32, 8, 64, 8192, 32.0),
+                "llama-3.2-3b": (3072, 24, 8, 128, 8192, 32.0),
+                "llama-3.1-8b": (4096, 32, 8, 128, 14336, 8.0),
+                "llama-3.1-70b": (8192, 64, 8, 128, 28672, 8.0)}
+DEFAULT_LLAMA = "llama-3.1-8b"
+DEFAULT_LLAMA_MODELS = ("llama-3.1-8b", "llama-3.2-1b")
+LLAMA_DTYPES = ("bf16", "fp16")
+DEFAULT_LLAMA_DTYPES = ("bf16",)
+# (seq, batch) per model where neither --llama-shapes nor --layer-shapes says
+LLAMA_SHAPES = {"llama-3.2-1b": [(4096, 4)], "llama-3.2-3b": [(4096, 4)], "llama-3.1-8b": [(4096, 2)],
+                "llama-3.1-70b": [(4096, 1)]}
+LLAMA_ROPE_THETA = 500000.0
+LLAMA_MAX_POSITIONS = 131072  # the published configs' max_position_embeddings
 TRAIN_MODELS = {
     # name: (layers, hidden, heads, vocab), as xfbench's kernels/language_model_config.cpp
     "bert-base": (12, 768, 12, 30522),
@@ -136,6 +156,37 @@ def layer_flops(b, s, h=H, kind="layer", passes="fwd"):
     return 3 * f if passes == "fwdbwd" else f
 
 
+def llama_flops(b, s, model, passes="fwd", causal=False):
+    """FLOPs of one LlamaDecoderLayer as xfbench counts them, with A = heads * head_dim the attention
+    width and kv = kv_heads: q,k,v projections 2bsh(A + 2*kv*head_dim), o_proj 2bsAh, gate, up and
+    down 6bshI, scores and context 4bs^2A (causal=True: 2bs^2A, the half a causal kernel needs);
+    fwd+bwd = 3x fwd."""
+    h, heads, kv, d, inter, _ = LLAMA_MODELS[model]
+    a = heads * d
+    f = (2 * b * s * h * (a + 2 * kv * d) + 2 * b * s * a * h + 6 * b * s * h * inter
+         + (2 if causal else 4) * b * s * s * a)
+    return 3 * f if passes == "fwdbwd" else f
+
+
+def llama_config(model, seq=0):
+    """LlamaConfig arguments of one layer of `model` (transformers 5.x names: rope_parameters holds
+    rope_theta); max_position_embeddings at least `seq`."""
+    h, heads, kv, d, inter, factor = LLAMA_MODELS[model]
+    return {"hidden_size": h, "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d,
+            "intermediate_size": inter, "hidden_act": "silu", "rms_norm_eps": 1e-5,
+            "attention_bias": False, "mlp_bias": False, "attention_dropout": 0.0,
+            "max_position_embeddings": max(LLAMA_MAX_POSITIONS, seq), "num_hidden_layers": 1,
+            "rope_parameters": {"rope_type": "llama3", "rope_theta": LLAMA_ROPE_THETA,
+                                "factor": factor, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 8192}}
+
+
+def llama_name(model, backend, dtype, passes, seq, batch):
+    """xfbench's LlamaBlock name with the peer's backend; /model:<name> for all but llama-3.1-8b."""
+    tag = f"/model:{model}" if model != DEFAULT_LLAMA else ""
+    return f"LlamaBlock/{backend}/{dtype}/{passes}/seq:{seq}/batch:{batch}{tag}"
+
+
 def train_flops_per_sample(model, s, ckpt=False):
     """3 * (L * (att + ffn) + 2*s*h*V) per sample; 4x instead of 3x with activation checkpointing
     (the forward runs twice)."""
@@ -151,7 +202,8 @@ def vector_bytes(op, n, dtype):
 
 def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,),
                   gpus=0, nccl_ops=nccl.OPS, nccl_dtypes=nccl.DEFAULT_DTYPES,
-                  nccl_sizes=nccl.DEFAULT_SIZES):
+                  nccl_sizes=nccl.DEFAULT_SIZES, llama_models=DEFAULT_LLAMA_MODELS,
+                  llama_shapes=None, llama_dtypes=DEFAULT_LLAMA_DTYPES):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -188,6 +240,16 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                 backend = "torch-eager" if part == "attention" else "torch-sdpa"
                 out.append(Spec(fam, f"BertLayer/part:{part}/fp16/fwd/seq:128/batch:64",
                                 backend=backend, passes="fwd", seq=128, batch=64, part=part))
+    if "LlamaBlock" in families:
+        # shapes: --llama-shapes, else --layer-shapes, else the model's own (LLAMA_SHAPES)
+        for model in llama_models:
+            for backend in FAMILY_BACKENDS["LlamaBlock"]:
+                for dtype in llama_dtypes:
+                    for s, b in llama_shapes or layer_shapes or LLAMA_SHAPES[model]:
+                        for passes in ("fwd", "fwdbwd"):
+                            out.append(Spec("LlamaBlock", llama_name(model, backend, dtype, passes, s, b),
+                                            model=model, backend=backend, dtype=dtype, passes=passes,
+                                            seq=s, batch=b))
     if "TrainStep" in families:
         for model, s, b in TRAIN_HEADLINES:
             knobs = [k + ("torch-sdpa",) for k in TRAIN_KNOBS]
@@ -237,6 +299,12 @@ def counters(spec, seconds, mem_bytes=None):
         c["tokens/s"] = samples * k.get("gpus", 1) * k["seq"] / t
     elif spec.family == "NCCL":
         c.update(nccl.counters(k, t))
+    elif spec.family == "LlamaBlock":
+        args = (k["batch"], k["seq"], k["model"], k["passes"])
+        c["TFLOPS"] = llama_flops(*args) / t / 1e12
+        c["TFLOPS_causal"] = llama_flops(*args, causal=True) / t / 1e12
+        c["samples/s"] = k["batch"] / t
+        c["tokens/s"] = k["batch"] * k["seq"] / t
     else:  # layer families
         kind = k["part"] or ("decoder" if spec.family == "T5Decoder" else "layer")
         flops = layer_flops(k["batch"], k["seq"], h=k.get("hidden", H), kind=kind, passes=k["passes"])
@@ -508,6 +576,116 @@ def build_layer(torch, spec, dev):
     return run
 
 
+def _llama_layer_config(LlamaConfig, impl, kw):
+    """LlamaConfig from llama_config()'s arguments: transformers 5.x takes rope_parameters (with
+    rope_theta in it), 4.x rope_theta and rope_scaling."""
+    import inspect
+    kw = dict(kw, rope_parameters=dict(kw["rope_parameters"]))  # the config completes it in place
+    if ("rope_parameters" not in inspect.signature(LlamaConfig.__init__).parameters
+            and "rope_parameters" not in getattr(LlamaConfig, "__dataclass_fields__", {})):
+        rope = kw.pop("rope_parameters")
+        kw["rope_theta"] = rope.pop("rope_theta")
+        kw["rope_scaling"] = rope
+    return _config(LlamaConfig, impl, **kw)
+
+
+def _compiled(torch, mod, runner):
+    """(run, label): runner(torch.compile(mod)) called twice here (the compile, then any recompile
+    the second call triggers), so the timing sees no compile; fullgraph=True, else, where dynamo
+    refuses one graph, with graph breaks, which the label then says. A fresh dynamo cache per case:
+    no recompile limit across cases."""
+    why = ""
+    for fullgraph in (True, False):
+        torch._dynamo.reset()
+        run = runner(torch.compile(mod, fullgraph=fullgraph, dynamic=False))
+        t0 = time.perf_counter()
+        try:
+            run()
+            run()
+            torch.cuda.synchronize()
+        except Exception as e:
+            if not fullgraph or not type(e).__module__.startswith("torch._dynamo"):
+                raise  # out of memory, a kernel's error: the case fails as any other
+            why = (str(e).splitlines() or [type(e).__name__])[0][:100]
+            continue
+        took = time.perf_counter() - t0
+        return run, (f"compiled in {took:.0f} s" if fullgraph else
+                     f"compiled with graph breaks in {took:.0f} s (fullgraph: {why})")
+
+
+def build_llama(torch, spec, dev):
+    """LlamaBlock: HF LlamaDecoderLayer built from a LlamaConfig (random weights, no download),
+    training mode, bf16 (or fp16). Built here, outside the timed calls: the RoPE cos/sin from
+    LlamaRotaryEmbedding(config) for positions 0..s-1 and, for eager, the additive causal mask
+    (b, 1, s, s) as transformers' eager_mask makes it; sdpa gets no mask and so runs causal
+    (is_causal = q_len > 1 and no mask), LlamaModel's own sdpa path. torch-compile: torch.compile of
+    the sdpa layer, compiled here (_compiled)."""
+    import inspect
+    import transformers
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama as ml
+    k = spec.kw
+    s, b, backend = k["seq"], k["batch"], k["backend"]
+    impl = LAYER_BACKENDS[backend]
+    dt = _dtype(torch, k["dtype"])
+    kw = llama_config(k["model"], s)
+    h = kw["hidden_size"]
+    where = f"transformers {transformers.__version__}"
+    params = inspect.signature(ml.LlamaDecoderLayer.forward).parameters
+    if "position_embeddings" not in params:
+        raise RuntimeError(f"{where}: LlamaDecoderLayer.forward takes no position_embeddings "
+                           f"({', '.join(params)}); the peer needs transformers >= 4.48")
+    cfg = _llama_layer_config(LlamaConfig, impl, kw)
+    with torch.device(dev):
+        mod = _make(ml.LlamaDecoderLayer, cfg, layer_idx=0)
+        rotary = ml.LlamaRotaryEmbedding(config=cfg)
+    if getattr(rotary, "rope_type", "llama3") != "llama3":
+        raise RuntimeError(f"{where}: LlamaConfig made rope_type {rotary.rope_type!r}, not llama3 "
+                           f"(rope_parameters {getattr(cfg, 'rope_parameters', None)!r})")
+    ran = getattr(getattr(mod.self_attn, "config", cfg), "_attn_implementation", impl)
+    if ran != impl:
+        raise RuntimeError(f"{where}: the layer's attention is {ran!r}, not {impl!r}")
+    mod = mod.to(dev, dt).train()  # training mode as the other layers (attention dropout is 0)
+    position_ids = torch.arange(s, device=dev).unsqueeze(0)
+    x = torch.randn(b, s, h, device=dev, dtype=dt, requires_grad=k["passes"] == "fwdbwd")
+    cos, sin = rotary(x, position_ids)  # (1, s, head_dim) in x's dtype, no autograd
+    mask = None
+    if impl == "eager":
+        mask = torch.full((s, s), torch.finfo(dt).min, device=dev, dtype=dt).triu(1)
+        mask = mask[None, None].expand(b, 1, s, s)
+
+    def fwd(m, x):
+        return _first(m(x, attention_mask=mask, position_ids=position_ids,
+                        position_embeddings=(cos, sin)))
+    try:  # one forward: says what this transformers takes and returns, before any timing
+        with torch.no_grad():
+            y = fwd(mod, x)
+    except TypeError as e:
+        raise RuntimeError(f"{where}: LlamaDecoderLayer(hidden_states, attention_mask=, position_ids=, "
+                           f"position_embeddings=(cos, sin)) failed: {e}") from e
+    if not hasattr(y, "shape") or tuple(y.shape) != (b, s, h):
+        raise RuntimeError(f"{where}: LlamaDecoderLayer returned {type(y).__name__} "
+                           f"{tuple(getattr(y, 'shape', ()))}, expected hidden states {(b, s, h)}")
+    y = None
+    dy = torch.randn(b, s, h, device=dev, dtype=dt) if k["passes"] == "fwdbwd" else None
+
+    def runner(m):
+        if dy is None:
+            def run():
+                with torch.no_grad():  # forward only: no autograd graph to build
+                    fwd(m, x)
+            return run
+
+        def run():
+            fwd(m, x).backward(dy)
+        return run
+    if backend not in COMPILED:
+        return runner(mod)
+    run, label = _compiled(torch, mod, runner)
+    run.case_label = label
+    return run
+
+
 def train_batch(torch, model_name, b, s, V, dev):
     """Random ids as the seeds' dummy datasets; BERT: 15% of the positions masked as
     DataCollatorForLanguageModeling does (80% [MASK], 10% random, 10% kept), labels -100
@@ -580,7 +758,7 @@ def build_nccl(torch, spec, dev):
 
 
 BUILDERS = {"Matmul": build_matmul, "Vector": build_vector, "Memcpy": build_memcpy,
-            "TrainStep": build_train, "NCCL": build_nccl}
+            "LlamaBlock": build_llama, "TrainStep": build_train, "NCCL": build_nccl}
 
 
 def measure_hot(torch, fn, repetitions, min_time, warmup):
@@ -753,6 +931,8 @@ def run_cases(torch, specs, args, context):
         finally:
             fn = None
             torch.backends.cuda.matmul.allow_tf32 = False
+            if spec.kw.get("backend") in COMPILED:
+                torch._dynamo.reset()  # the compiled graphs go with the case
             torch.cuda.empty_cache()
         if DIST.root:
             write_json(args.out, context, entries)
@@ -826,18 +1006,42 @@ def parse_args(argv=None):
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
     p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
-                   "(default: BertLayer and T5 128x128,512x64; GPT2Block 1024x64,512x64)")
+                   "(default: BertLayer and T5 128x128,512x64; GPT2Block 1024x64,512x64; "
+                   "LlamaBlock: see --llama-shapes)")
     p.add_argument("--seed-shapes", action="store_true",
                    help="the seeds' whole layer tables: BertLayer seq 128,512 x batch 2..128, "
                         "GPT2Block seq 512,1024 x batch 2..64")
     p.add_argument("--gpt2-models", default=DEFAULT_GPT2,
                    help=f"GPT2Block models, comma-separated (default {DEFAULT_GPT2}; known: "
                         f"{','.join(GPT2_MODELS)}); others than {DEFAULT_GPT2} are named /model:<name>")
+    p.add_argument("--llama-models", default=",".join(DEFAULT_LLAMA_MODELS),
+                   help=f"LlamaBlock models, comma-separated (default {','.join(DEFAULT_LLAMA_MODELS)}; "
+                        f"known: {','.join(LLAMA_MODELS)}); others than {DEFAULT_LLAMA} are named "
+                        "/model:<name>")
+    p.add_argument("--llama-shapes",
+                   help="LlamaBlock (seq x batch) shapes for each model, e.g. "
+                        "2048x4,8192x1 (default: --layer-shapes if given, else per model: "
+                        + ", ".join(f"{m} {','.join(f'{s}x{b}' for s, b in v)}"
+                                    for m, v in LLAMA_SHAPES.items()) + ")")
+    p.add_argument("--llama-dtypes", default=",".join(DEFAULT_LLAMA_DTYPES),
+                   help=f"LlamaBlock dtypes, of {','.join(LLAMA_DTYPES)} (default "
+                        f"{','.join(DEFAULT_LLAMA_DTYPES)}); backends torch-eager, torch-sdpa (HF "
+                        "attn_implementation eager / sdpa) and torch-compile (torch.compile of the "
+                        "sdpa layer, compiled before the timing)")
     args = p.parse_args(argv)
     args.gpt2_model_list = [m.strip() for m in args.gpt2_models.split(",") if m.strip()]
     unknown = [m for m in args.gpt2_model_list if m not in GPT2_MODELS]
     if unknown or not args.gpt2_model_list:
         p.error(f"unknown --gpt2-models {','.join(unknown)}; known: {','.join(GPT2_MODELS)}")
+
+    def known_items(flag, text, known):
+        items = list(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+        unknown = [x for x in items if x not in known]
+        if unknown or not items:
+            p.error(f"unknown {flag} {','.join(unknown)}; known: {','.join(known)}")
+        return items
+    args.llama_model_list = known_items("--llama-models", args.llama_models, LLAMA_MODELS)
+    args.llama_dtype_list = known_items("--llama-dtypes", args.llama_dtypes, LLAMA_DTYPES)
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
     if bad:
@@ -870,15 +1074,16 @@ def parse_args(argv=None):
     except re.error as e:
         p.error(f"bad --filter regex: {e}")
     args.family_list = fams
-    shapes = []
-    for item in (args.layer_shapes or "").split(","):
-        if not item.strip():
-            continue
-        m = re.fullmatch(r"\s*(\d+)x(\d+)\s*", item)
-        if not m:
-            p.error(f"bad --layer-shapes item '{item}': expected SEQxBATCH, e.g. 128x64")
-        shapes.append((int(m.group(1)), int(m.group(2))))
-    args.layer_shapes = shapes or None
+    for flag in ("--layer-shapes", "--llama-shapes"):
+        shapes = []
+        for item in (getattr(args, flag[2:].replace("-", "_")) or "").split(","):
+            if not item.strip():
+                continue
+            m = re.fullmatch(r"\s*(\d+)x(\d+)\s*", item)
+            if not m or not int(m.group(1)) or not int(m.group(2)):
+                p.error(f"bad {flag} item '{item}': expected SEQxBATCH, e.g. 128x64")
+            shapes.append((int(m.group(1)), int(m.group(2))))
+        setattr(args, flag[2:].replace("-", "_"), shapes or None)
     why = None if args.list else out_problem(args.out)
     if why:
         p.error(f"--out {args.out}: {why}")
@@ -889,7 +1094,8 @@ def main(argv=None):
     args = parse_args(argv)
     specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
                                  args.gpt2_model_list, args.gpus, args.nccl_op_list,
-                                 args.nccl_dtype_list, args.nccl_size_list), args.filter)
+                                 args.nccl_dtype_list, args.nccl_size_list, args.llama_model_list,
+                                 args.llama_shapes, args.llama_dtype_list), args.filter)
     if DIST.active:  # each torchrun rank runs the multi-GPU cases only
         specs = [s for s in specs if s.kw.get("gpus") == DIST.world]
     if args.list:

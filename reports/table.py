@@ -13,11 +13,12 @@ import os
 from . import loader
 from .render import Table, to_csv, to_markdown, to_text
 
-LAYER_FAMILIES = ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder")
+LAYER_FAMILIES = ("BertLayer", "GPT2Block", "T5Encoder", "T5Decoder", "LlamaBlock")
 DTYPE_ORDER = ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"]
 PASS_LABEL = {"fwd": "fwd", "fwdbwd": "fwd+bwd", "bwd": "bwd"}
 # The model a layer family's names mean when they carry no `model:` (xfbench appends it for others).
-DEFAULT_MODEL = {"GPT2Block": "gpt2-medium", "T5Encoder": "t5-large", "T5Decoder": "t5-large"}
+DEFAULT_MODEL = {"GPT2Block": "gpt2-medium", "T5Encoder": "t5-large", "T5Decoder": "t5-large",
+                 "LlamaBlock": "llama-3.1-8b"}
 FLAT_METRICS = ["TFLOPS", "GB/s", "busbw", "algbw", "samples/s", "tokens/s", "MFU", "pct_peak",
                 "mem_GB", "latency_us"]
 

@@ -50,8 +50,9 @@ __device__ __forceinline__ std::int64_t row_bytes(const HeadStrides& s, int b, i
 struct FlashParams {
   const char *q, *k, *v;  // element 0 of (b=0, h=0)
   char* o;
-  HeadStrides sq, sk, sv, so;  // in elements
+  HeadStrides sq, sk, sv, so;  // in elements; K, V (and dK, dV) over NH / group heads
   int NH, Sq, Sk;
+  int group;         // query heads per K/V head (grouped-query): head h reads K/V head h / group
   float scale_log2;  // softmax scale · log2(e)
   DropoutMask drop;
   const int* kv_lens;  // [B] (padding mask: keys j >= kv_lens[b] hidden) or null
@@ -413,9 +414,9 @@ struct BlockOrder {
 // the lightest; else none.
 BlockOrder block_order(int items, int heads, bool uneven, int blocks_per_sm);
 
-// A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the head's keys,
-// and the cp.async copies of its tiles into shared memory (one group per call). With a causal
-// mask the blocks of a head are ranked from the last rows (the most key tiles) to the first.
+// A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the keys of its K/V
+// head, and the cp.async copies of its tiles into shared memory (one group per call). With a
+// causal mask the blocks of a head are ranked from the last rows (the most key tiles) to the first.
 template <int Threads>
 struct BlockTiles {
   int m0, h, b, tiles;
@@ -430,8 +431,8 @@ struct BlockTiles {
     b = head / p.NH;
     tiles = key_tiles(p, m0, b);
     q = p.q + row_bytes(p.sq, b, h, m0);
-    k = p.k + row_bytes(p.sk, b, h, 0);
-    v = p.v + row_bytes(p.sv, b, h, 0);
+    k = p.k + row_bytes(p.sk, b, h / p.group, 0);
+    v = p.v + row_bytes(p.sv, b, h / p.group, 0);
     bias = p.bias + (std::int64_t(h) * p.Sq + m0) * p.Sk * 2;
   }
 
@@ -466,7 +467,7 @@ struct BlockTiles {
 struct FlashBwdParams {
   FlashParams f;       // Q, K, V, O and dropout as in the forward; lse as it wrote them
   const char* dout;    // dO, with O's strides
-  char *dq, *dk, *dv;  // with Q's, K's and V's strides
+  char *dq, *dk, *dv;  // with Q's, K's and V's strides; dK, dV summed over each K/V head's group
   float* delta;        // [B, NH, Sq] scratch: D_i = Σ_d dO_id·O_id
   // With a bias and its gradient (else null): [NH, Sq + Sk - 1] sums of dS along each diagonal
   // j - i (over the batch), and per-block partial sums (bias_partial_elements).

@@ -97,6 +97,13 @@ double gelu_grad(double x, Gelu kind) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+double silu_grad(double x) {
+  const double s = 1.0 / (1.0 + std::exp(-x));
+  return s * (1.0 + x * (1.0 - s));
+}
+
 void bias_dropout_residual(double* out, const double* x, const double* bias, const double* residual,
                            Dropout dropout, int N, int C) {
   const DropoutMask m(dropout);
@@ -166,6 +173,12 @@ void attention_softmax_backward(double* dscores, const double* dprobs_dropped, c
 
 namespace {
 
+// Index of the K/V head (b, h / group) that query head bh = b·NH + h reads.
+std::size_t kv_index(const AttentionRef& a, int bh) {
+  const int nkv = a.NKV ? a.NKV : a.NH;
+  return std::size_t(bh / a.NH) * nkv + (bh % a.NH) / (a.NH / nkv);
+}
+
 // P (pre-dropout) and dropout(P) of every (b, h), [B, NH, Sq, Sk].
 void attention_probs(std::vector<double>& p, std::vector<double>& pd, const double* q,
                      const double* k, const AttentionRef& a) {
@@ -177,7 +190,7 @@ void attention_probs(std::vector<double>& p, std::vector<double>& pd, const doub
         double s = 0;
         for (int d = 0; d < a.HD; ++d)
           s += q[(std::size_t(bh) * a.Sq + i) * a.HD + d] *
-               k[(std::size_t(bh) * a.Sk + j) * a.HD + d];
+               k[(kv_index(a, bh) * a.Sk + j) * a.HD + d];
         scores[bh * ss + std::size_t(i) * a.Sk + j] = s;
       }
   if (a.kv_lens) {
@@ -204,7 +217,7 @@ void attention_forward(double* o, const double* q, const double* k, const double
       for (int d = 0; d < a.HD; ++d) {
         double s = 0;
         for (int j = 0; j < a.Sk; ++j)
-          s += pd[bh * ss + std::size_t(i) * a.Sk + j] * v[(std::size_t(bh) * a.Sk + j) * a.HD + d];
+          s += pd[bh * ss + std::size_t(i) * a.Sk + j] * v[(kv_index(a, bh) * a.Sk + j) * a.HD + d];
         o[(std::size_t(bh) * a.Sq + i) * a.HD + d] = s;
       }
 }
@@ -220,22 +233,26 @@ void attention_backward(double* dq, double* dk, double* dv, double* dbias, const
   attention_probs(p, pd, q, k, a);
   const std::size_t ss = std::size_t(a.Sq) * a.Sk;
   std::vector<double> dpd(p.size()), ds(p.size());
+  // dK, dV sum over the query heads of a K/V head: zeroed, then added to.
+  const std::size_t kv_n = std::size_t(a.B) * (a.NKV ? a.NKV : a.NH) * a.Sk * a.HD;
+  std::fill(dk, dk + kv_n, 0.0);
+  std::fill(dv, dv + kv_n, 0.0);
   for (int bh = 0; bh < a.B * a.NH; ++bh) {
     const double* dO = dout + std::size_t(bh) * a.Sq * a.HD;
-    const double* V = v + std::size_t(bh) * a.Sk * a.HD;
+    const double* V = v + kv_index(a, bh) * a.Sk * a.HD;
     for (int i = 0; i < a.Sq; ++i)
       for (int j = 0; j < a.Sk; ++j) {
         double s = 0;
         for (int d = 0; d < a.HD; ++d) s += dO[i * a.HD + d] * V[j * a.HD + d];
         dpd[bh * ss + std::size_t(i) * a.Sk + j] = s;
       }
-    double* dV = dv + std::size_t(bh) * a.Sk * a.HD;
+    double* dV = dv + kv_index(a, bh) * a.Sk * a.HD;
     for (int j = 0; j < a.Sk; ++j)
       for (int d = 0; d < a.HD; ++d) {
         double s = 0;
         for (int i = 0; i < a.Sq; ++i)
           s += pd[bh * ss + std::size_t(i) * a.Sk + j] * dO[i * a.HD + d];
-        dV[j * a.HD + d] = s;
+        dV[j * a.HD + d] += s;
       }
   }
   // dS with respect to the scaled scores, then the scale of the score product.
@@ -248,9 +265,9 @@ void attention_backward(double* dq, double* dk, double* dv, double* dbias, const
   }
   for (int bh = 0; bh < a.B * a.NH; ++bh) {
     const double* Q = q + std::size_t(bh) * a.Sq * a.HD;
-    const double* K = k + std::size_t(bh) * a.Sk * a.HD;
+    const double* K = k + kv_index(a, bh) * a.Sk * a.HD;
     double* dQ = dq + std::size_t(bh) * a.Sq * a.HD;
-    double* dK = dk + std::size_t(bh) * a.Sk * a.HD;
+    double* dK = dk + kv_index(a, bh) * a.Sk * a.HD;
     for (int i = 0; i < a.Sq; ++i)
       for (int d = 0; d < a.HD; ++d) {
         double s = 0;
@@ -263,7 +280,7 @@ void attention_backward(double* dq, double* dk, double* dv, double* dbias, const
         double s = 0;
         for (int i = 0; i < a.Sq; ++i)
           s += ds[bh * ss + std::size_t(i) * a.Sk + j] * Q[i * a.HD + d];
-        dK[j * a.HD + d] = s;
+        dK[j * a.HD + d] += s;
       }
   }
 }

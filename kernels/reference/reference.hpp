@@ -28,6 +28,8 @@ void norm_backward(double* dz, double* dx, double* dxbias, double* dweight, doub
 
 double gelu(double x, Gelu kind);
 double gelu_grad(double x, Gelu kind);
+double silu(double x);  // x·sigmoid(x), Llama's gate
+double silu_grad(double x);
 
 // out = residual + dropout(x + bias) over [N, C] (bias, residual nullable).
 void bias_dropout_residual(double* out, const double* x, const double* bias, const double* residual,
@@ -45,6 +47,8 @@ void attention_softmax_backward(double* dscores, const double* dprobs_dropped, c
 
 // Attention on dense [B, NH, S, HD] tensors. kv_lens (nullable) hides keys j >= kv_lens[b]; bias
 // [NH, Sq, Sk] nullable; the dropout mask is Philox's over [B, NH, Sq, Sk] (the unfused backend's).
+// Grouped-query: k, v, dk, dv are [B, NKV, Sk, HD], query head h reads K/V head h / (NH / NKV)
+// (HF's repeat_kv), and dk, dv are the sums over each K/V head's query heads.
 struct AttentionRef {
   int B, NH, Sq, Sk, HD;
   double scale;
@@ -52,6 +56,7 @@ struct AttentionRef {
   const int* kv_lens;
   const double* bias;
   Dropout dropout;
+  int NKV = 0;  // K/V heads; 0: NH (last, so shorter aggregate initialisers keep compiling)
 };
 void attention_forward(double* o, const double* q, const double* k, const double* v,
                        const AttentionRef& a);

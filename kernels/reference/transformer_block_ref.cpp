@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <thread>
 
 #include "kernels/reference/reference.hpp"
+#include "kernels/reference/rope_ref.hpp"
 #include "kernels/relative_position.hpp"
 #include "xfbench/error.hpp"
 
@@ -12,15 +15,31 @@ namespace {
 
 using Vec = std::vector<double>;
 
+// fn(i0, i1) over row blocks [i0, i1) of [0, m) on the host's cores: the products of a Llama
+// layer's widths are tens of GFLOP in float64 even at 64 tokens. Each row is written by one thread
+// in the same order as a serial loop, so the results do not depend on the thread count.
+template <class Fn>
+void parallel_rows(int m, Fn fn) {
+  const int threads = std::max(1, std::min<int>(m / 8, int(std::thread::hardware_concurrency())));
+  if (threads <= 1) return fn(0, m);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back(fn, int(std::int64_t(m) * t / threads),
+                      int(std::int64_t(m) * (t + 1) / threads));
+  for (std::thread& th : pool) th.join();
+}
+
 // C[m,n] = A[m,k]·B[k,n] : dx = dy·W.
 void matmul_nn(double* c, const double* a, const double* b, int m, int n, int k) {
-  std::fill(c, c + std::size_t(m) * n, 0.0);
-  for (int p = 0; p < k; ++p) {  // B row by row: each is read once (the tokens are few)
-    for (int i = 0; i < m; ++i) {
-      const double av = a[std::size_t(i) * k + p];
-      for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
+  parallel_rows(m, [=](int i0, int i1) {
+    std::fill(c + std::size_t(i0) * n, c + std::size_t(i1) * n, 0.0);
+    for (int p = 0; p < k; ++p) {  // B row by row: each is read once (the tokens are few)
+      for (int i = i0; i < i1; ++i) {
+        const double av = a[std::size_t(i) * k + p];
+        for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
+      }
     }
-  }
+  });
 }
 // C[m,n] = A[m,k]·B[n,k]ᵀ : y = x·Wᵀ (through Bᵀ, so the inner loop runs along contiguous rows).
 void matmul_nt(double* c, const double* a, const double* b, int m, int n, int k) {
@@ -31,13 +50,15 @@ void matmul_nt(double* c, const double* a, const double* b, int m, int n, int k)
 }
 // C[m,n] = A[k,m]ᵀ·B[k,n] : dW = dyᵀ·x.
 void matmul_tn(double* c, const double* a, const double* b, int m, int n, int k) {
-  std::fill(c, c + std::size_t(m) * n, 0.0);
-  for (int p = 0; p < k; ++p) {
-    for (int i = 0; i < m; ++i) {
-      const double av = a[std::size_t(p) * m + i];
-      for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
+  parallel_rows(m, [=](int i0, int i1) {
+    std::fill(c + std::size_t(i0) * n, c + std::size_t(i1) * n, 0.0);
+    for (int p = 0; p < k; ++p) {
+      for (int i = i0; i < i1; ++i) {
+        const double av = a[std::size_t(p) * m + i];
+        for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
+      }
     }
-  }
+  });
 }
 void add_bias(double* y, const double* b, int rows, int cols) {
   for (int i = 0; i < rows; ++i)
@@ -57,30 +78,25 @@ const Vec& get(const Tensors& t, const char* name) {
   return it->second;
 }
 
-// Packed [B, S, n, NH, HD] projections (n = 3: q, k, v; n = 2: k, v) <-> dense [B, NH, S, HD]
-// parts.
-void unpack(const Vec& packed, const std::vector<Vec*>& parts, int B, int S, int NH, int HD) {
-  const int n = int(parts.size());
-  for (auto* d : parts) d->assign(std::size_t(B) * NH * S * HD, 0.0);
+// Heads [col, col + nh·HD) of packed rows [B·S, width] <-> dense [B, nh, S, HD] (the q, k, v of a
+// packed projection: q at 0, k after NH heads, v after NH + NKV).
+Vec split_heads(const Vec& packed, int width, int col, int nh, int B, int S, int HD) {
+  Vec d(std::size_t(B) * nh * S * HD);
   for (int b = 0; b < B; ++b)
     for (int s = 0; s < S; ++s)
-      for (int w = 0; w < n; ++w)
-        for (int h = 0; h < NH; ++h)
-          for (int e = 0; e < HD; ++e)
-            (*parts[w])[((std::size_t(b) * NH + h) * S + s) * HD + e] =
-                packed[(((std::size_t(b) * S + s) * n + w) * NH + h) * HD + e];
+      for (int h = 0; h < nh; ++h)
+        for (int e = 0; e < HD; ++e)
+          d[((std::size_t(b) * nh + h) * S + s) * HD + e] =
+              packed[(std::size_t(b) * S + s) * width + col + h * HD + e];
+  return d;
 }
-Vec pack(const std::vector<const Vec*>& parts, int B, int S, int NH, int HD) {
-  const int n = int(parts.size());
-  Vec packed(std::size_t(B) * S * n * NH * HD, 0.0);
+void merge_heads(Vec& packed, const Vec& d, int width, int col, int nh, int B, int S, int HD) {
   for (int b = 0; b < B; ++b)
     for (int s = 0; s < S; ++s)
-      for (int w = 0; w < n; ++w)
-        for (int h = 0; h < NH; ++h)
-          for (int e = 0; e < HD; ++e)
-            packed[(((std::size_t(b) * S + s) * n + w) * NH + h) * HD + e] =
-                (*parts[w])[((std::size_t(b) * NH + h) * S + s) * HD + e];
-  return packed;
+      for (int h = 0; h < nh; ++h)
+        for (int e = 0; e < HD; ++e)
+          packed[(std::size_t(b) * S + s) * width + col + h * HD + e] =
+              d[((std::size_t(b) * nh + h) * S + s) * HD + e];
 }
 // [B, NH, S, HD] <-> [B, S, NH, HD] (= [T, H]).
 Vec heads_to_tokens(const Vec& o, int B, int S, int NH, int HD) {
@@ -106,6 +122,7 @@ Vec tokens_to_heads(const Vec& t, int B, int S, int NH, int HD) {
 
 struct Sizes {
   int T, H, I, B, S, NH, HD, A;  // A = NH·HD, the attention width (T5's inner_dim)
+  int KV, QW;                    // key/value heads (grouped-query), the QKV projection's width
 };
 
 // A linear layer's bias, or nullptr when the block's linears have none (T5) or `name` is null.
@@ -115,8 +132,10 @@ const double* linear_bias(const BlockConfig& c, const Tensors& in, const char* n
 
 AttentionRef attention_ref(const BlockConfig& c, bool causal, const double* bias) {
   const double scale = c.scale_scores ? 1.0 / std::sqrt(double(c.head_dim())) : 1.0;
-  return AttentionRef{c.batch, c.heads, c.seq,   c.seq, c.head_dim(),
-                      scale,   causal,  nullptr, bias,  Dropout{}};
+  AttentionRef r{c.batch, c.heads, c.seq,   c.seq, c.head_dim(),
+                 scale,   causal,  nullptr, bias,  Dropout{}};
+  r.NKV = c.kv_head_count();
+  return r;
 }
 
 // The relative position bias [NH, S, S] from the table (T5's first block), or an empty vector.
@@ -144,12 +163,15 @@ Vec linear_bwd(const Vec& dy, const double* a, const Vec& w, int T, int n, int k
   return da;
 }
 
-// The self-attention sublayer's core: a -> proj = attention(a·Wqkvᵀ + bqkv)·Woᵀ (no bo yet).
+// The self-attention sublayer's core: a -> proj = attention(a·Wqkvᵀ + bqkv)·Woᵀ (no bo yet);
+// Llama: q and k rotated first.
 Vec attention_fwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& a,
                   Tensors& keep) {
-  const Vec qkv = linear(a.data(), get(in, "wqkv"), linear_bias(c, in, "bqkv"), z.T, 3 * z.A, z.H);
-  Vec q, k, v;
-  unpack(qkv, {&q, &k, &v}, z.B, z.S, z.NH, z.HD);
+  Vec qkv = linear(a.data(), get(in, "wqkv"), linear_bias(c, in, "bqkv"), z.T, z.QW, z.H);
+  if (c.rotary) rope_forward(qkv.data(), c.rope, z.T, z.S, z.NH, z.KV, z.HD);
+  Vec q = split_heads(qkv, z.QW, 0, z.NH, z.B, z.S, z.HD),
+      k = split_heads(qkv, z.QW, z.A, z.KV, z.B, z.S, z.HD),
+      v = split_heads(qkv, z.QW, z.A + z.KV * z.HD, z.KV, z.B, z.S, z.HD);
   const Vec bias = relative_bias(c, in);
   Vec o(q.size());
   attention_forward(o.data(), q.data(), k.data(), v.data(),
@@ -165,7 +187,8 @@ Vec attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const
   const Vec dctx =
       linear_bwd(dproj, get(keep, "ctx").data(), get(in, "wo"), z.T, z.H, z.A, out, "dwo", "");
   Vec dO = tokens_to_heads(dctx, z.B, z.S, z.NH, z.HD);
-  Vec dq(dO.size()), dk(dO.size()), dv(dO.size());
+  const std::size_t kv_size = std::size_t(z.B) * z.KV * z.S * z.HD;
+  Vec dq(dO.size()), dk(kv_size), dv(kv_size);
   const Vec& bias = get(keep, "bias");
   Vec dbias(bias.size());
   attention_backward(dq.data(), dk.data(), dv.data(), bias.empty() ? nullptr : dbias.data(),
@@ -173,8 +196,12 @@ Vec attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const
                      attention_ref(c, c.causal, bias.empty() ? nullptr : bias.data()));
   if (c.relative_bias)
     out["drel_bias"] = t5_bias_table_grad_reference(dbias, c.heads, c.seq, c.seq, !c.causal);
-  const Vec dqkv = pack({&dq, &dk, &dv}, z.B, z.S, z.NH, z.HD);
-  return linear_bwd(dqkv, a.data(), get(in, "wqkv"), z.T, 3 * z.A, z.H, out, "dwqkv",
+  Vec dqkv(std::size_t(z.T) * z.QW);
+  merge_heads(dqkv, dq, z.QW, 0, z.NH, z.B, z.S, z.HD);
+  merge_heads(dqkv, dk, z.QW, z.A, z.KV, z.B, z.S, z.HD);
+  merge_heads(dqkv, dv, z.QW, z.A + z.KV * z.HD, z.KV, z.B, z.S, z.HD);
+  if (c.rotary) rope_backward(dqkv.data(), c.rope, z.T, z.S, z.NH, z.KV, z.HD);
+  return linear_bwd(dqkv, a.data(), get(in, "wqkv"), z.T, z.QW, z.H, out, "dwqkv",
                     c.linear_bias ? "dbqkv" : "");
 }
 
@@ -185,9 +212,9 @@ Vec cross_attention_fwd(const BlockConfig& c, const Sizes& z, const Tensors& in,
   const Vec& enc = get(in, "enc");
   Vec q = tokens_to_heads(linear(a.data(), get(in, "wq_cross"), nullptr, z.T, z.A, z.H), z.B, z.S,
                           z.NH, z.HD);
-  Vec k, v;
-  unpack(linear(enc.data(), get(in, "wkv_cross"), nullptr, z.T, 2 * z.A, z.H), {&k, &v}, z.B, z.S,
-         z.NH, z.HD);
+  const Vec kv = linear(enc.data(), get(in, "wkv_cross"), nullptr, z.T, 2 * z.A, z.H);
+  Vec k = split_heads(kv, 2 * z.A, 0, z.NH, z.B, z.S, z.HD),
+      v = split_heads(kv, 2 * z.A, z.A, z.NH, z.B, z.S, z.HD);
   Vec o(q.size());
   attention_forward(o.data(), q.data(), k.data(), v.data(), attention_ref(c, false, nullptr));
   Vec ctx = heads_to_tokens(o, z.B, z.S, z.NH, z.HD);
@@ -205,7 +232,9 @@ Vec cross_attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in,
   attention_backward(dq.data(), dk.data(), dv.data(), dO.data(), get(keep, "xq").data(),
                      get(keep, "xk").data(), get(keep, "xv").data(),
                      attention_ref(c, false, nullptr));
-  const Vec dkv = pack({&dk, &dv}, z.B, z.S, z.NH, z.HD);
+  Vec dkv(std::size_t(z.T) * 2 * z.A);
+  merge_heads(dkv, dk, 2 * z.A, 0, z.NH, z.B, z.S, z.HD);
+  merge_heads(dkv, dv, 2 * z.A, z.A, z.NH, z.B, z.S, z.HD);
   out["denc"] = linear_bwd(dkv, get(in, "enc").data(), get(in, "wkv_cross"), z.T, 2 * z.A, z.H, out,
                            "dwkv_cross", "");
   return linear_bwd(heads_to_tokens(dq, z.B, z.S, z.NH, z.HD), a.data(), get(in, "wq_cross"), z.T,
@@ -214,6 +243,13 @@ Vec cross_attention_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in,
 
 Gelu gelu_kind(const BlockConfig& c) {
   return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf;
+}
+// A gated FFN's gate: GELU (T5 v1.1) or SiLU (Llama), and its derivative.
+double gate(const BlockConfig& c, double x) {
+  return c.activation == Activation::silu ? silu(x) : gelu(x, gelu_kind(c));
+}
+double gate_grad(const BlockConfig& c, double x) {
+  return c.activation == Activation::silu ? silu_grad(x) : gelu_grad(x, gelu_kind(c));
 }
 // Columns of the FFN's first product: I, or 2I for a gated FFN (gate | linear).
 int up_width(const BlockConfig& c) { return c.gated_ffn ? 2 * c.intermediate : c.intermediate; }
@@ -231,7 +267,7 @@ Vec ffn_fwd(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors&
       const double x = pre[std::size_t(t) * U + i];
       double& y = act[std::size_t(t) * z.I + i];
       if (c.gated_ffn)
-        y = gelu(x, gelu_kind(c)) * pre[std::size_t(t) * U + z.I + i];
+        y = gate(c, x) * pre[std::size_t(t) * U + z.I + i];
       else
         y = c.activation == Activation::relu ? std::max(x, 0.0) : gelu(x, gelu_kind(c));
     }
@@ -255,8 +291,8 @@ Vec ffn_bwd(const BlockConfig& c, const Sizes& z, const Tensors& in, const Vec& 
       const double g = dact[std::size_t(t) * z.I + i], x = pre[std::size_t(t) * U + i];
       if (c.gated_ffn) {
         const double lin = pre[std::size_t(t) * U + z.I + i];
-        dpre[std::size_t(t) * U + i] = g * lin * gelu_grad(x, gelu_kind(c));
-        dpre[std::size_t(t) * U + z.I + i] = g * gelu(x, gelu_kind(c));
+        dpre[std::size_t(t) * U + i] = g * lin * gate_grad(c, x);
+        dpre[std::size_t(t) * U + z.I + i] = g * gate(c, x);
       } else {
         const double relu = mask ? (*mask)[std::size_t(t) * z.I + i] : x > 0 ? 1.0 : 0.0;
         const double grad = c.activation == Activation::relu ? relu : gelu_grad(x, gelu_kind(c));
@@ -410,8 +446,8 @@ void pre_ln(const BlockConfig& c, const Sizes& z, const Tensors& in, bool backwa
 
 void transformer_block(const BlockConfig& c, BlockPart part, const Tensors& in, bool backward,
                        Tensors& out) {
-  const Sizes z{c.tokens(), c.hidden, c.intermediate, c.batch,
-                c.seq,      c.heads,  c.head_dim(),   c.heads * c.head_dim()};
+  const Sizes z{c.tokens(), c.hidden,     c.intermediate,      c.batch,           c.seq,
+                c.heads,    c.head_dim(), c.attention_width(), c.kv_head_count(), c.qkv_width()};
   if (c.placement == NormPlacement::pre) {
     if (part != BlockPart::layer)
       XF_THROW(InvalidArgument, "transformer block reference: a pre-LN block runs whole");

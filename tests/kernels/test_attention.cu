@@ -3,6 +3,9 @@
 // cuDNN draws its own dropout mask, so its dropout is checked for determinism and effect only;
 // the flash kernels use the unfused backend's mask and are checked against it exactly.
 //
+// Grouped-query attention (fewer K/V heads, bshd only) on every backend too, dK and dV landing
+// in the packed dQKV as the sums over each K/V head's query heads.
+//
 // Tolerances (eps = 2^-11 fp16, 2^-8 bf16; P is rounded to storage before P·V, as in HF):
 //   O           4 eps relative + 4 eps · max|ref| absolute
 //   dQ, dK, dV  8 eps relative + 8 eps · max|ref| absolute
@@ -51,12 +54,14 @@ struct Case {
   bool padding, causal, bias;
   float p;
   float scale = 0.f;  // desc.scale (0: 1/sqrt(HD); T5: 1)
+  int NKV = 0;        // K/V heads (grouped-query, bshd); 0: NH
+  int kv_heads() const { return NKV ? NKV : NH; }
   std::string str() const {
     return "B=" + std::to_string(B) + " NH=" + std::to_string(NH) + " S=" + std::to_string(S) +
            " HD=" + std::to_string(HD) + " " + xk::to_string(layout) +
            " pad=" + std::to_string(padding) + " causal=" + std::to_string(causal) +
            " bias=" + std::to_string(bias) + " p=" + std::to_string(p) +
-           " scale=" + std::to_string(scale);
+           " scale=" + std::to_string(scale) + " NKV=" + std::to_string(kv_heads());
   }
 };
 
@@ -74,9 +79,9 @@ struct Problem {
   std::vector<double> r_o, r_dq, r_dk, r_dv;
 
   explicit Problem(const Case& c)
-      : desc(xk::self_attention_desc(precision_of<T>(), c.B, c.NH, c.S, c.HD, c.layout)),
+      : desc(xk::self_attention_desc(precision_of<T>(), c.B, c.NH, c.S, c.HD, c.layout, c.NKV)),
         layout(c.layout),
-        qkv_n(std::size_t(c.B) * c.S * 3 * c.NH * c.HD),
+        qkv_n(std::size_t(c.B) * c.S * (c.NH + 2 * c.kv_heads()) * c.HD),
         o_n(std::size_t(c.B) * c.S * c.NH * c.HD),
         qkv(random_values<T>(qkv_n, -1, 1, 1)),
         dout(random_values<T>(o_n, -1, 1, 2)),
@@ -101,15 +106,21 @@ struct Problem {
     XF_CUDA_CHECK(cudaMemcpy(d_mask.data(), mask.data(), d_mask.bytes(), cudaMemcpyHostToDevice));
   }
 
-  std::int64_t off(int which) const { return xk::qkv_offset(layout, which, desc.NH, desc.HD); }
+  std::int64_t off(int which) const {
+    return xk::qkv_offset(layout, which, desc.NH, desc.HD, desc.NKV);
+  }
+  // Dense [B, NKV, S, HD] K or V (which 1, 2) of a packed tensor.
+  std::vector<double> kv(const std::vector<double>& packed, int which) const {
+    const auto& d = desc;
+    return gather(packed, off(which), which == 1 ? d.k : d.v, d.B, d.kv_heads(), d.Sk, d.HD);
+  }
   const T* ptr(int which) const { return d_qkv.get() + off(which); }
   T* grad(int which) const { return dqkv.get() + off(which); }
 
   void reference(xk::Dropout drop) {
     const auto& d = desc;
     auto q = gather(qkv, off(0), d.q, d.B, d.NH, d.Sq, d.HD);
-    auto k = gather(qkv, off(1), d.k, d.B, d.NH, d.Sk, d.HD);
-    auto v = gather(qkv, off(2), d.v, d.B, d.NH, d.Sk, d.HD);
+    auto k = kv(qkv, 1), v = kv(qkv, 2);
     auto dO = gather(dout, 0, d.o, d.B, d.NH, d.Sq, d.HD);
     xk::ref::AttentionRef a{d.B,
                             d.NH,
@@ -120,7 +131,8 @@ struct Problem {
                             d.causal,
                             d.padding_mask ? lens.data() : nullptr,
                             d.bias ? bias.data() : nullptr,
-                            drop};
+                            drop,
+                            d.kv_heads()};
     r_o.resize(q.size()), r_dq.resize(q.size()), r_dk.resize(k.size()), r_dv.resize(v.size());
     xk::ref::attention_forward(r_o.data(), q.data(), k.data(), v.data(), a);
     xk::ref::attention_backward(r_dq.data(), r_dk.data(), r_dv.data(), dO.data(), q.data(),
@@ -132,8 +144,8 @@ struct Problem {
     const auto oh = o.host(), gh = dqkv.host();
     EXPECT_TRUE(close_scaled<T>("O", gather(oh, 0, d.o, d.B, d.NH, d.Sq, d.HD), r_o, 4));
     EXPECT_TRUE(close_scaled<T>("dQ", gather(gh, off(0), d.q, d.B, d.NH, d.Sq, d.HD), r_dq, 8));
-    EXPECT_TRUE(close_scaled<T>("dK", gather(gh, off(1), d.k, d.B, d.NH, d.Sk, d.HD), r_dk, 8));
-    EXPECT_TRUE(close_scaled<T>("dV", gather(gh, off(2), d.v, d.B, d.NH, d.Sk, d.HD), r_dv, 8));
+    EXPECT_TRUE(close_scaled<T>("dK", kv(gh, 1), r_dk, 8));
+    EXPECT_TRUE(close_scaled<T>("dV", kv(gh, 2), r_dv, 8));
   }
 
   // The bias gradient summed over the batch and along each diagonal j - i ([NH, Sq + Sk - 1], as
@@ -142,20 +154,18 @@ struct Problem {
   std::vector<double> bias_grad_diagonals(xk::Dropout drop) const {
     const auto& d = desc;
     const auto q = gather(qkv, off(0), d.q, d.B, d.NH, d.Sq, d.HD);
-    const auto k = gather(qkv, off(1), d.k, d.B, d.NH, d.Sk, d.HD);
-    const auto v = gather(qkv, off(2), d.v, d.B, d.NH, d.Sk, d.HD);
+    const auto k = kv(qkv, 1), v = kv(qkv, 2);
     const auto dO = gather(dout, 0, d.o, d.B, d.NH, d.Sq, d.HD);
     const std::size_t n = std::size_t(d.B) * d.NH * d.Sq * d.Sk;
     std::vector<double> scores(n), dprobs(n), probs(n), dscores(n);
     for (int bh = 0; bh < d.B * d.NH; ++bh)
       for (int i = 0; i < d.Sq; ++i)
         for (int j = 0; j < d.Sk; ++j) {
+          const std::size_t kvh = std::size_t(bh / d.NH) * d.kv_heads() + bh % d.NH / d.group();
           double s = 0, g = 0;
           for (int e = 0; e < d.HD; ++e) {
-            s += q[(std::size_t(bh) * d.Sq + i) * d.HD + e] *
-                 k[(std::size_t(bh) * d.Sk + j) * d.HD + e];
-            g += dO[(std::size_t(bh) * d.Sq + i) * d.HD + e] *
-                 v[(std::size_t(bh) * d.Sk + j) * d.HD + e];
+            s += q[(std::size_t(bh) * d.Sq + i) * d.HD + e] * k[(kvh * d.Sk + j) * d.HD + e];
+            g += dO[(std::size_t(bh) * d.Sq + i) * d.HD + e] * v[(kvh * d.Sk + j) * d.HD + e];
           }
           scores[(std::size_t(bh) * d.Sq + i) * d.Sk + j] = s;
           dprobs[(std::size_t(bh) * d.Sq + i) * d.Sk + j] = g;
@@ -199,6 +209,51 @@ TYPED_TEST(Attention, UnfusedMatchesReference) {
   }
 }
 
+// Grouped-query (bshd: [q heads | k heads | v heads] rows): 4 query heads on 2 K/V heads and on
+// 1, causal and not, 3 on 2 with padding, bias and dropout; B above and below NKV (the
+// backend's two ways of looping over a packed layout).
+TYPED_TEST(Attention, UnfusedGqaMatchesReference) {
+  const auto bshd = xk::QkvLayout::bshd;
+  check_unfused<TypeParam>({2, 4, 64, 64, bshd, false, false, false, 0.f, 0.f, 2});
+  check_unfused<TypeParam>({2, 4, 64, 64, bshd, false, true, false, 0.f, 0.f, 1});
+  check_unfused<TypeParam>({1, 4, 128, 32, bshd, false, true, false, 0.f, 0.f, 2});
+  check_unfused<TypeParam>({3, 6, 64, 64, bshd, true, false, true, 0.1f, 0.f, 2});
+}
+
+// Grouped-query on dense per-head tensors (Q, O [B, NH, S, HD], K, V [B, NKV, S, HD]): there each
+// product is one strided-batched GEMM per member of a group.
+TYPED_TEST(Attention, UnfusedGqaDenseHeads) {
+  using T = TypeParam;
+  const int B = 2, NH = 6, NKV = 2, S = 64, HD = 32;
+  xk::AttentionDesc d;
+  d.precision = precision_of<T>();
+  d.B = B, d.NH = NH, d.NKV = NKV, d.Sq = d.Sk = S, d.HD = HD;
+  d.q = d.o = {std::int64_t(NH) * S * HD, std::int64_t(S) * HD, HD};
+  d.k = d.v = {std::int64_t(NKV) * S * HD, std::int64_t(S) * HD, HD};
+  d.causal = true;
+  const std::size_t qn = std::size_t(B) * NH * S * HD, kn = std::size_t(B) * NKV * S * HD;
+  const auto q = random_values<T>(qn, -1, 1, 11), k = random_values<T>(kn, -1, 1, 12),
+             v = random_values<T>(kn, -1, 1, 13), dout = random_values<T>(qn, -1, 1, 14);
+  const Dev<T> q_d(q), k_d(k), v_d(v), dout_d(dout);
+  Dev<T> o(qn), dq(qn), dk(kn), dv(kn);
+  xk::UnfusedAttention attn(d);
+  Dev<T> probs(attn.probs_elements()), work(attn.probs_elements());
+  attn.forward(o.get(), probs.get(), work.get(), q_d.get(), k_d.get(), v_d.get(), nullptr, nullptr,
+               {}, nullptr);
+  attn.backward(dq.get(), dk.get(), dv.get(), work.get(), dout_d.get(), probs.get(), q_d.get(),
+                k_d.get(), v_d.get(), {}, nullptr);
+  std::vector<double> r_o(qn), r_dq(qn), r_dk(kn), r_dv(kn);
+  const xk::ref::AttentionRef a{B,    NH,      S,       S,  HD, d.softmax_scale(),
+                                true, nullptr, nullptr, {}, NKV};
+  xk::ref::attention_forward(r_o.data(), q.data(), k.data(), v.data(), a);
+  xk::ref::attention_backward(r_dq.data(), r_dk.data(), r_dv.data(), dout.data(), q.data(),
+                              k.data(), v.data(), a);
+  EXPECT_TRUE(close_scaled<T>("O", o.host(), r_o, 4));
+  EXPECT_TRUE(close_scaled<T>("dQ", dq.host(), r_dq, 8));
+  EXPECT_TRUE(close_scaled<T>("dK", dk.host(), r_dk, 8));
+  EXPECT_TRUE(close_scaled<T>("dV", dv.host(), r_dv, 8));
+}
+
 template <class T>
 std::unique_ptr<xk::CudnnAttention> make_cudnn(const xk::AttentionDesc& d) {
   try {
@@ -233,6 +288,15 @@ TYPED_TEST(Attention, CudnnMatchesReference) {
     check_cudnn<TypeParam>({2, 2, 128, 64, layout, false, false, true, 0.f});
     check_cudnn<TypeParam>({2, 2, 64, 128, layout, true, false, false, 0.f});
   }
+}
+
+// Grouped-query through cuDNN's own GQA (K, V, dK, dV with NKV heads).
+TYPED_TEST(Attention, CudnnGqaMatchesReference) {
+  const auto bshd = xk::QkvLayout::bshd;
+  check_cudnn<TypeParam>({2, 4, 128, 64, bshd, false, false, false, 0.f, 0.f, 2});
+  check_cudnn<TypeParam>({2, 4, 128, 64, bshd, false, true, false, 0.f, 0.f, 1});
+  check_cudnn<TypeParam>({1, 8, 64, 128, bshd, false, true, false, 0.f, 0.f, 2});
+  check_cudnn<TypeParam>({2, 6, 64, 64, bshd, true, false, false, 0.f, 0.f, 3});
 }
 
 // cuDNN dropout: same (seed, offset) gives the same output, another seed another one, and the
@@ -299,11 +363,15 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
   };
   backward();
   pr.expect_matches_reference();
-  if (!c.bias) return;
+  if (!c.bias && !c.NKV) return;
+  // Run again: the same gradients bit for bit (grouped dK, dV are fixed-order sums too).
+  const auto grads = pr.dqkv.host();
   const auto first = dbias.host();
-  EXPECT_TRUE(close_scaled<T>("dbias diagonals", first, pr.bias_grad_diagonals(drop), 8));
+  if (c.bias)
+    EXPECT_TRUE(close_scaled<T>("dbias diagonals", first, pr.bias_grad_diagonals(drop), 8));
   backward();
-  EXPECT_EQ(dbias.host(), first);
+  if (c.bias) EXPECT_EQ(dbias.host(), first);
+  EXPECT_EQ(pr.dqkv.host(), grads);
 }
 
 // The forward (and, where it runs, the backward: Hopper, no padding mask) against float64 with the
@@ -392,6 +460,29 @@ TYPED_TEST(Attention, FlashCausalBackwardMatchesReference) {
     check_flash<TypeParam>({22, 25, 64, 64, layout, false, true, false, 0.1f},
                            xk::FlashKernel::best);
   }
+}
+
+// Grouped-query, forward (both kernels) and, where it runs, the backward, whose dK/dV blocks run
+// through the query tiles of each head of their group (the double-buffered loads crossing from
+// one head to the next): 4 query heads on 2 and on 1 K/V heads, causal and not, several query
+// tiles, dropout with the exact mask, the padding mask (forward), a bias and its gradient, and 280
+// K/V heads of one tile (past the tail of BlockOrder on an H100). Gradients are checked for being
+// the same bit for bit when run again.
+TYPED_TEST(Attention, FlashGqaMatchesReference) {
+  const auto bshd = xk::QkvLayout::bshd;
+  for (auto kernel : {xk::FlashKernel::best, xk::FlashKernel::mma}) {
+    check_flash<TypeParam>({2, 4, 192, 64, bshd, false, false, false, 0.f, 0.f, 2}, kernel);
+    check_flash<TypeParam>({1, 4, 256, 64, bshd, false, true, false, 0.f, 0.f, 1}, kernel);
+    check_flash<TypeParam>({2, 4, 128, 64, bshd, false, false, false, 0.f, 0.f, 1}, kernel);
+    check_flash<TypeParam>({2, 8, 192, 64, bshd, false, true, false, 0.1f, 0.f, 2}, kernel);
+    check_flash<TypeParam>({2, 4, 256, 64, bshd, true, false, false, 0.1f, 0.f, 2}, kernel);
+  }
+  check_flash<TypeParam>({2, 6, 192, 64, bshd, false, true, true, 0.1f, 1.f, 2},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 4, 128, 64, bshd, false, false, true, 0.f, 0.f, 2},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({70, 8, 64, 64, bshd, false, true, false, 0.1f, 0.f, 4},
+                         xk::FlashKernel::best);
 }
 
 // Causality, exactly: a query sees no later key, so new queries, keys, values and output
@@ -600,6 +691,112 @@ TEST(AttentionDesc, LayoutsAndFlops) {
   EXPECT_FLOAT_EQ(m.softmax_scale(), 0.125f);
   // The seeds' 4·b·s²·h for the two attention products (h = NH·HD).
   EXPECT_DOUBLE_EQ(xk::attention_core_flops(d), 4.0 * 4 * 512.0 * 512 * 1024);
+}
+
+// Grouped-query layouts: a bshd row is [NH q heads | NKV k heads | NKV v heads]; NKV 0 and NKV =
+// NH are plain multi-head. Malformed groups and the sbhd layout with fewer K/V heads are refused
+// by every backend before any GPU work.
+TEST(AttentionDesc, GroupedQuery) {
+  const auto bshd = xk::QkvLayout::bshd, sbhd = xk::QkvLayout::sbhd;
+  auto d = xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, bshd, 2);
+  EXPECT_EQ(d.NKV, 2);
+  EXPECT_EQ(d.kv_heads(), 2);
+  EXPECT_EQ(d.group(), 4);
+  EXPECT_EQ(d.q.s, (8 + 2 * 2) * 64);
+  EXPECT_EQ(d.q.h, 64);
+  EXPECT_EQ(d.q.b, 128 * (8 + 2 * 2) * 64);
+  EXPECT_EQ(d.k.s, d.q.s);
+  EXPECT_EQ(d.v.b, d.q.b);
+  EXPECT_EQ(d.o.s, 8 * 64);
+  EXPECT_EQ(d.o.b, 128 * 8 * 64);
+  EXPECT_EQ(xk::qkv_offset(bshd, 0, 8, 64, 2), 0);
+  EXPECT_EQ(xk::qkv_offset(bshd, 1, 8, 64, 2), 8 * 64);
+  EXPECT_EQ(xk::qkv_offset(bshd, 2, 8, 64, 2), (8 + 2) * 64);
+  EXPECT_EQ(xk::qkv_offset(bshd, 2, 8, 64, 1), (8 + 1) * 64);
+  EXPECT_NO_THROW(xk::check_attention_desc(d));
+  // NKV 0 and NH: the multi-head layout.
+  for (int nkv : {0, 8}) {
+    const auto m = xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, bshd, nkv);
+    EXPECT_EQ(m.kv_heads(), 8);
+    EXPECT_EQ(m.group(), 1);
+    EXPECT_EQ(m.q.s, 3 * 8 * 64);
+    EXPECT_EQ(xk::qkv_offset(bshd, 2, 8, 64, nkv), 2 * 8 * 64);
+  }
+  EXPECT_NO_THROW(xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, sbhd, 8));
+  // NH % NKV != 0, NKV > NH, and grouped sbhd (q, k, v interleaved per head).
+  EXPECT_THROW(xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, bshd, 3),
+               xfbench::InvalidArgument);
+  EXPECT_THROW(xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, bshd, 16),
+               xfbench::InvalidArgument);
+  EXPECT_THROW(xk::self_attention_desc(xk::Precision::bf16, 2, 8, 128, 64, sbhd, 2),
+               xfbench::InvalidArgument);
+  for (int nkv : {3, 16, -1}) {
+    SCOPED_TRACE(nkv);
+    auto bad = d;
+    bad.NKV = nkv;
+    EXPECT_THROW(xk::check_attention_desc(bad), xfbench::InvalidArgument);
+    EXPECT_THROW(xk::UnfusedAttention{bad}, xfbench::InvalidArgument);
+    EXPECT_THROW(xk::CudnnAttention{bad}, xfbench::InvalidArgument);
+    EXPECT_THROW(xk::FlashAttention{bad}, xfbench::InvalidArgument);
+  }
+  // The flash kernels take it with no scratch beyond the per-query-row statistics.
+  const xk::FlashAttention flash(d);
+  EXPECT_EQ(flash.stats_elements(), 2u * 8 * 128);
+  EXPECT_EQ(flash.scratch_elements(), 2u * 8 * 128);
+}
+
+// The float64 reference's grouped-query attention is HF's repeat_kv: multi-head attention on
+// K and V with each K/V head repeated for its group's consecutive query heads, and dK, dV the
+// sums of that attention's gradients over each group. Repeating them interleaved instead (query
+// head h on K/V head h % NKV) gives other results, so the check tells the mappings apart.
+TEST(AttentionReference, GroupedQueryIsRepeatKv) {
+  const int B = 2, NH = 6, NKV = 2, G = NH / NKV, S = 8, HD = 4;
+  const std::size_t head = std::size_t(S) * HD, qn = B * NH * head, kn = B * NKV * head;
+  const auto q = random_values<float>(qn, -1, 1, 1), k = random_values<float>(kn, -1, 1, 2),
+             v = random_values<float>(kn, -1, 1, 3), dout = random_values<float>(qn, -1, 1, 4);
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal);
+    const xk::Dropout drop{0.2f, 3, 4};
+    xk::ref::AttentionRef a{B, NH, S, S, HD, 0.5, causal, nullptr, nullptr, drop, NKV};
+    std::vector<double> o(qn), dq(qn), dk(kn), dv(kn);
+    xk::ref::attention_forward(o.data(), q.data(), k.data(), v.data(), a);
+    xk::ref::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(),
+                                v.data(), a);
+    // Multi-head on repeated K/V; kv_head(b, h) picks the K/V head of query head h.
+    auto repeated = [&](auto kv_head, std::vector<double>& ro, std::vector<double>& rdq,
+                        std::vector<double>& rdk, std::vector<double>& rdv) {
+      std::vector<double> kr(qn), vr(qn), dkr(qn), dvr(qn);
+      for (int b = 0; b < B; ++b)
+        for (int h = 0; h < NH; ++h)
+          for (std::size_t e = 0; e < head; ++e) {
+            kr[(b * NH + h) * head + e] = k[(b * NKV + kv_head(h)) * head + e];
+            vr[(b * NH + h) * head + e] = v[(b * NKV + kv_head(h)) * head + e];
+          }
+      xk::ref::AttentionRef m = a;
+      m.NKV = 0;
+      ro.resize(qn), rdq.resize(qn);
+      xk::ref::attention_forward(ro.data(), q.data(), kr.data(), vr.data(), m);
+      xk::ref::attention_backward(rdq.data(), dkr.data(), dvr.data(), dout.data(), q.data(),
+                                  kr.data(), vr.data(), m);
+      rdk.assign(kn, 0.0), rdv.assign(kn, 0.0);
+      for (int b = 0; b < B; ++b)
+        for (int h = 0; h < NH; ++h)
+          for (std::size_t e = 0; e < head; ++e) {
+            rdk[(b * NKV + kv_head(h)) * head + e] += dkr[(b * NH + h) * head + e];
+            rdv[(b * NKV + kv_head(h)) * head + e] += dvr[(b * NH + h) * head + e];
+          }
+    };
+    const Tol tight{1e-12, 1e-12};
+    std::vector<double> ro, rdq, rdk, rdv;
+    repeated([&](int h) { return h / G; }, ro, rdq, rdk, rdv);
+    EXPECT_TRUE(close("O", o, ro, tight));
+    EXPECT_TRUE(close("dQ", dq, rdq, tight));
+    EXPECT_TRUE(close("dK", dk, rdk, tight));
+    EXPECT_TRUE(close("dV", dv, rdv, tight));
+    repeated([&](int h) { return h % NKV; }, ro, rdq, rdk, rdv);
+    EXPECT_FALSE(close("O", o, ro, {1e-3, 1e-3}));
+    EXPECT_FALSE(close("dK", dk, rdk, {1e-3, 1e-3}));
+  }
 }
 
 }  // namespace

@@ -97,32 +97,40 @@ TYPED_TEST(T5Kernels, ReluDropoutMatchesReference) {
   EXPECT_TRUE(close("dpre", d_dpre.host(), dpre, storage_tol<T>()));
 }
 
-// Gated GELU on a [N, 2C] product: gate columns first, then the linear ones (T5 v1.1).
-TYPED_TEST(T5Kernels, GatedGeluDropoutMatchesReference) {
+// Gated FFN activations on a [N, 2C] product: gate columns first, then the linear ones (T5 v1.1's
+// tanh GELU with dropout, Llama's SiLU).
+TYPED_TEST(T5Kernels, GatedDropoutMatchesReference) {
   using T = TypeParam;
   const int N = 300, C = 264;
-  for (float p : {0.f, 0.1f}) {
-    SCOPED_TRACE(p);
-    const xk::Dropout drop{p, 7, 9};
-    const xk::DropoutMask mask(drop);
-    const std::vector<double> pre = random_values<T>(std::size_t(N) * 2 * C, -3, 3, 6),
-                              dact = random_values<T>(std::size_t(N) * C, -1, 1, 7);
-    std::vector<double> act(dact.size()), dpre(pre.size());
-    for (int r = 0; r < N; ++r)
-      for (int c = 0; c < C; ++c) {
-        const std::size_t o = std::size_t(r) * C + c, g = std::size_t(r) * 2 * C + c;
-        const double factor = mask.active() ? (mask.keep(o) ? 1.0 / (1.0 - p) : 0.0) : 1.0;
-        const double x = pre[g], lin = pre[g + C], grad = dact[o] * factor;
-        act[o] = xk::ref::gelu(x, xk::Gelu::tanh) * lin * factor;
-        dpre[g] = grad * lin * xk::ref::gelu_grad(x, xk::Gelu::tanh);
-        dpre[g + C] = grad * xk::ref::gelu(x, xk::Gelu::tanh);
-      }
-    Dev<T> d_pre(pre), d_dact(dact), d_act(act.size()), d_dpre(pre.size());
-    xk::gated_gelu_dropout_forward(d_act.get(), d_pre.get(), N, C, xk::Gelu::tanh, drop, nullptr);
-    xk::gated_gelu_dropout_backward(d_dpre.get(), d_dact.get(), d_pre.get(), N, C, xk::Gelu::tanh,
-                                    drop, nullptr);
-    EXPECT_TRUE(close_scaled<T>("act", d_act.host(), act, 4));
-    EXPECT_TRUE(close_scaled<T>("dpre", d_dpre.host(), dpre, 4));
+  for (xk::GateAct gate : {xk::GateAct::gelu_tanh, xk::GateAct::silu}) {
+    for (float p : {0.f, 0.1f}) {
+      SCOPED_TRACE(testing::Message() << "gate " << int(gate) << ", p " << p);
+      const bool silu = gate == xk::GateAct::silu;
+      auto f = [&](double x) { return silu ? xk::ref::silu(x) : xk::ref::gelu(x, xk::Gelu::tanh); };
+      auto df = [&](double x) {
+        return silu ? xk::ref::silu_grad(x) : xk::ref::gelu_grad(x, xk::Gelu::tanh);
+      };
+      const xk::Dropout drop{p, 7, 9};
+      const xk::DropoutMask mask(drop);
+      const std::vector<double> pre = random_values<T>(std::size_t(N) * 2 * C, -3, 3, 6),
+                                dact = random_values<T>(std::size_t(N) * C, -1, 1, 7);
+      std::vector<double> act(dact.size()), dpre(pre.size());
+      for (int r = 0; r < N; ++r)
+        for (int c = 0; c < C; ++c) {
+          const std::size_t o = std::size_t(r) * C + c, g = std::size_t(r) * 2 * C + c;
+          const double factor = mask.active() ? (mask.keep(o) ? 1.0 / (1.0 - p) : 0.0) : 1.0;
+          const double x = pre[g], lin = pre[g + C], grad = dact[o] * factor;
+          act[o] = f(x) * lin * factor;
+          dpre[g] = grad * lin * df(x);
+          dpre[g + C] = grad * f(x);
+        }
+      Dev<T> d_pre(pre), d_dact(dact), d_act(act.size()), d_dpre(pre.size());
+      xk::gated_dropout_forward(d_act.get(), d_pre.get(), N, C, gate, drop, nullptr);
+      xk::gated_dropout_backward(d_dpre.get(), d_dact.get(), d_pre.get(), N, C, gate, drop,
+                                 nullptr);
+      EXPECT_TRUE(close_scaled<T>("act", d_act.host(), act, 4));
+      EXPECT_TRUE(close_scaled<T>("dpre", d_dpre.host(), dpre, 4));
+    }
   }
 }
 

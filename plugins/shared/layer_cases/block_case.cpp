@@ -34,6 +34,10 @@ void run_case(benchmark::State& state, const Spec& spec) {
   work.samples = c.batch;
   work.tokens = c.tokens();
   set_counters(state, t, work);
+  if (c.causal)  // the same time over the FLOPs the mask leaves
+    state.counters["TFLOPS_causal"] = double(state.counters["TFLOPS"]) *
+                                      kernels::block_forward_flops(c, bc.part, true) /
+                                      kernels::block_forward_flops(c, bc.part);
   state.counters["mem_GB"] = block.device_bytes() / 1e9;
 }
 
@@ -99,8 +103,9 @@ void add_layer_cases(
       for (const char* pass : {"fwd", "fwdbwd"}) {
         for (int seq : sweep.seqs) {
           for (int batch : sweep.batches) {
-            const bool core = sweep.given || (d == "fp16" && headline(seq, batch, be) &&
-                                              in_default_suite(be, pass));
+            const bool core =
+                sweep.given || (d == sweep.headline_dtype && headline(seq, batch, be) &&
+                                in_default_suite(be, pass));
             BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd",
                         sweep.search, core ? Suite::core : Suite::extended};
             s.config.precision = precision_of(d);

@@ -25,7 +25,8 @@ struct BlockCase {
 // 2 with the reason), Unsupported becomes the case's skip reason. When it runs, the case validates
 // once against the float64 reference (block_validate.hpp), tunes, and times forward (+ backward);
 // counters: TFLOPS by block_forward_flops (3x with the backward), pct_peak, samples/s, tokens/s,
-// mem_GB (the block's parameters, gradients and activations).
+// mem_GB (the block's parameters, gradients and activations), and for a causal block
+// TFLOPS_causal (the half of the score matrix the mask leaves).
 void add_block_case(const std::string& name, const BlockCase& spec);
 
 // The swept dimensions of a block family's layer cases, from --xfbench_<prefix>_seqs, _batches,
@@ -35,6 +36,7 @@ struct LayerSweep {
   std::vector<std::string> dtypes, backends;
   bool search = true;
   bool given = false;  // seqs, batches or dtypes given by flag: every case is in the default suite
+  std::string headline_dtype = "fp16";  // the default suite's (the seeds' tables: fp16)
 };
 // Reads the flags (help texts name `family` and the defaults). Throws InvalidArgument naming a
 // bad flag value.
@@ -42,8 +44,9 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
                              const std::vector<int>& seqs, const std::vector<int>& batches);
 
 // Adds <family>/<backend>/<dtype>/<fwd|fwdbwd>/seq:S/batch:B<model_tag> for every combination of
-// the sweep. The default suite holds the fp16 cases whose (seq, batch, backend) is `headline` and
-// whose backend and pass are in_default_suite, or every case when the sweep was given by flag.
+// the sweep. The default suite holds the headline_dtype cases whose (seq, batch, backend) is
+// `headline` and whose backend and pass are in_default_suite, or every case when the sweep was
+// given by flag.
 void add_layer_cases(
     const std::string& family, const kernels::BlockConfig& model, const LayerSweep& sweep,
     const std::string& model_tag,

@@ -53,7 +53,10 @@ std::string model_key(const BlockConfig& c) {
          std::to_string(c.intermediate) + "/" + kernels::to_string(c.placement) + "/" +
          std::to_string(int(c.activation)) + "/" + std::to_string(c.causal) + "/" +
          std::to_string(c.eps) + "/" + kernels::to_string(c.precision) + "/" +
-         std::to_string(c.head_dim()) + (c.gated_ffn ? "/gated" : "");
+         std::to_string(c.head_dim()) + (c.gated_ffn ? "/gated" : "") + "/kv" +
+         std::to_string(c.kv_head_count()) +
+         (c.rotary ? "/rope" + std::to_string(c.rope.theta) + "x" + std::to_string(c.rope.factor)
+                   : "");
 }
 
 // Validation runs at a fixed small batch and sequence: one per model, precision, backend, part.
@@ -84,11 +87,13 @@ kernels::ref::Tensors reference(const BlockConfig& c, BlockPart part, bool backw
   return cache.back().out;
 }
 
-std::string run_validation(const BlockConfig& full, BlockPart part, bool backward) {
+std::string run_validation(const BlockConfig& full, BlockPart part, bool backward, bool small) {
   BlockConfig c = full;
-  c.batch = 2;  // small, deterministic
+  if (small) {
+    c.batch = 2;  // small, deterministic
+    c.seq = c.backend == kernels::AttentionBackend::flash ? 64 : 32;  // flash takes seq % 64 == 0
+  }
   c.set_dropout(0.f);
-  c.seq = c.backend == kernels::AttentionBackend::flash ? 64 : 32;  // flash takes seq % 64 == 0
   c.backward = backward;
   const Dtype t = storage_dtype(c.precision);
   Stream stream;
@@ -162,7 +167,7 @@ std::string validate_block(const BlockConfig& config, BlockPart part, bool backw
   }
   std::string result;
   try {
-    result = run_validation(config, part, backward);
+    result = run_validation(config, part, backward, true);
   } catch (const ValidationError& e) {
     std::lock_guard<std::mutex> lock(mu);
     done[key] = "!" + e.message();
@@ -171,6 +176,10 @@ std::string validate_block(const BlockConfig& config, BlockPart part, bool backw
   std::lock_guard<std::mutex> lock(mu);
   done[key] = result;
   return result;
+}
+
+std::string validate_block_as_given(const BlockConfig& config, BlockPart part, bool backward) {
+  return run_validation(config, part, backward, false);
 }
 
 }  // namespace xfbench::block

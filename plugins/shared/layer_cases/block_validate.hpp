@@ -1,4 +1,4 @@
-// Validation of a transformer block configuration (BertLayer, GPT2Block): the GPU block at a small
+// Validation of a transformer block configuration (BertLayer, GPT2Block, T5, LlamaBlock): the GPU block at a small
 // batch and sequence (dropout off) against the float64 CPU reference, forward output and every
 // gradient. Shared by the block plugins (this folder's static library).
 #pragma once
@@ -29,6 +29,10 @@ struct BlockTolerances {
 // Runs at batch 2 and seq 32 (64 for the flash backend, which takes multiples of 64).
 std::string validate_block(const kernels::BlockConfig& config, kernels::BlockPart part,
                            bool backward);
+// The same at the configuration's own batch and seq (not cached): for tests of long sequences
+// (rotary embeddings past position 4096) at small widths.
+std::string validate_block_as_given(const kernels::BlockConfig& config, kernels::BlockPart part,
+                                    bool backward);
 
 // A block tensor (stored as `t`: fp16, bf16, fp32 or tf32) copied to the host as doubles, after
 // the stream's work.

@@ -1,0 +1,283 @@
+// LlamaBlock: the model preset, FLOP formula, configuration checks and flags (CPU); the GPU block
+// against the float64 reference (three backends, both dtypes, forward and every gradient, grouped-
+// query attention at head dims 64 and 128, rotary embeddings past position 4096) and the causal
+// mask (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "block_init.hpp"
+#include "block_validate.hpp"
+#include "kernels/transformer_block.hpp"
+#include "test_gpu.hpp"
+#include "test_host.hpp"
+#include "xfbench/xfbench.hpp"
+
+using namespace xfbench;
+using kernels::AttentionBackend;
+using kernels::BlockConfig;
+using kernels::BlockPart;
+using kernels::Precision;
+using kernels::TransformerBlock;
+
+namespace {
+
+constexpr AttentionBackend kBackends[] = {AttentionBackend::unfused, AttentionBackend::fused,
+                                          AttentionBackend::flash};
+
+kernels::RopeConfig llama31_rope() {
+  kernels::RopeConfig r;
+  r.theta = 500000.0, r.factor = 8.0;
+  return r;
+}
+
+// llama-3.1-8b's layer.
+BlockConfig llama8b() { return kernels::llama_block(4096, 32, 8, 128, 14336, llama31_rope()); }
+
+// A small Llama layer with `heads` query heads sharing `kv` key/value heads of `d`.
+BlockConfig small(int heads, int kv, int d) {
+  return kernels::llama_block(heads * d, heads, kv, d, 2 * heads * d, llama31_rope());
+}
+
+// Whether the backend can run this block forward (and backward) here; else the reason.
+std::string unsupported(const BlockConfig& c) {
+  try {
+    kernels::check_block_config(c);
+    if (c.backend == AttentionBackend::flash) {
+      TransformerBlock probe(c);  // the flash backward is a fact of the machine
+    }
+  } catch (const Unsupported& e) {
+    return e.message();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(LlamaConfig, PresetIsHfLlamaDecoderLayer) {
+  const BlockConfig c = llama8b();
+  EXPECT_EQ(c.name, "LlamaBlock");
+  EXPECT_EQ(c.placement, kernels::NormPlacement::pre);
+  EXPECT_EQ(c.norm, kernels::NormKind::rmsnorm);
+  EXPECT_FLOAT_EQ(c.eps, 1e-5f);
+  EXPECT_EQ(c.activation, kernels::Activation::silu);
+  EXPECT_TRUE(c.gated_ffn && c.causal && c.rotary && c.scale_scores);
+  EXPECT_FALSE(c.linear_bias || c.ffn_dropout || c.relative_bias || c.cross_attention);
+  EXPECT_EQ(c.attention_dropout, 0.f);
+  EXPECT_EQ(c.residual_dropout, 0.f);
+  EXPECT_EQ(c.head_dim(), 128);
+  EXPECT_EQ(c.kv_head_count(), 8);
+  EXPECT_EQ(c.qkv_width(), 4096 + 2 * 8 * 128);
+}
+
+// forward 2·b·s·h·(A + 2·kv·d) + 2·b·s·A·h + 6·b·s·h·I + 4·b·s²·A; TFLOPS_causal halves the s²
+// term.
+TEST(LlamaFlops, GroupedQueryRule) {
+  BlockConfig c = llama8b();
+  c.batch = 2, c.seq = 4096;
+  const double b = 2, s = 4096, h = 4096, A = 4096, kv = 8 * 128, I = 14336;
+  const double linear = 2 * b * s * h * (A + 2 * kv) + 2 * b * s * A * h + 6 * b * s * h * I;
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c), linear + 4 * b * s * s * A);
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(c, BlockPart::layer, true),
+                   linear + 2 * b * s * s * A);
+  // Without grouped-query attention the attention terms are the seeds' 8bshA + 4bs²A.
+  BlockConfig m = kernels::llama_block(1024, 16, 16, 64, 4096, llama31_rope());
+  m.batch = 4, m.seq = 512;
+  const double T = 4 * 512.0;
+  EXPECT_DOUBLE_EQ(kernels::block_forward_flops(m),
+                   8 * T * 1024 * 1024 + 4 * 4 * 512.0 * 512 * 1024 + 6 * T * 1024 * 4096);
+}
+
+TEST(LlamaConfig, WhatEachBackendTakes) {
+  BlockConfig c = llama8b();
+  c.seq = 4096, c.batch = 2;
+  c.backend = AttentionBackend::fused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.backend = AttentionBackend::unfused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.seq = 8192;  // the unfused softmax's widest row is 4096: that backend skips, the others run
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
+  c.backend = AttentionBackend::fused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  BlockConfig bad = c;
+  bad.kv_heads = 5;  // 32 query heads do not split over 5
+  EXPECT_THROW(kernels::check_block_config(bad), InvalidArgument);
+  bad = c;
+  bad.rope.theta = 0;
+  EXPECT_THROW(kernels::check_block_config(bad), InvalidArgument);
+  bad = c;
+  bad.tp_size = 2;  // tensor parallelism does not split key/value heads yet
+  EXPECT_THROW(kernels::check_block_config(bad), InvalidArgument);
+  bad = c;
+  bad.backend = AttentionBackend::flash, bad.seq = 4100;
+  EXPECT_THROW(kernels::check_block_config(bad), Unsupported);
+  // llama-3.1-70b's hidden 8192 is within the norms' width.
+  BlockConfig big = kernels::llama_block(8192, 64, 8, 128, 28672, llama31_rope());
+  big.backend = AttentionBackend::fused;
+  EXPECT_NO_THROW(kernels::check_block_config(big));
+}
+
+namespace {
+std::string llama_names(const std::string& listing) {
+  return xftest::listed_names(listing, {"LlamaBlock/"});
+}
+}  // namespace
+
+// Names: llama-3.1-8b untagged, the other named models as /model:<name>, custom sizes spelled
+// out; the default suite holds the bf16 headline; sizes that cannot be built exit 2.
+TEST(LlamaFlags, NamesModelsAndErrors) {
+  const std::string env = "CUDA_VISIBLE_DEVICES=";
+  xftest::HostResult r = xftest::run_host(
+      "--xfbench_suite=all --benchmark_list_tests --benchmark_filter=LlamaBlock/", env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t lines = 0;
+  for (char ch : llama_names(r.out)) lines += ch == '\n';
+  EXPECT_EQ(lines, 2u * 3 * 2 * 3 * 5);  // dtypes, backends, passes, seqs, batches
+  for (const char* name : {"LlamaBlock/unfused/bf16/fwd/seq:2048/batch:1\n",
+                           "LlamaBlock/fused/bf16/fwdbwd/seq:4096/batch:2\n",
+                           "LlamaBlock/flash/fp16/fwd/seq:8192/batch:16\n"})
+    EXPECT_NE(llama_names(r.out).find(name), std::string::npos) << name << r.out;
+  r = xftest::run_host("--benchmark_list_tests",
+                       env);  // the default suite (a filter picks from all)
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(llama_names(r.out),
+            "LlamaBlock/fused/bf16/fwd/seq:4096/batch:2\n"
+            "LlamaBlock/fused/bf16/fwdbwd/seq:4096/batch:2\n");
+  r = xftest::run_host(
+      "--xfbench_llama_model=llama-3.2-1b --benchmark_list_tests "
+      "--benchmark_filter=LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:4/",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(llama_names(r.out),
+            "LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:4/model:llama-3.2-1b\n");
+  r = xftest::run_host(
+      "--xfbench_llama_hidden=1024 --xfbench_llama_heads=8 --xfbench_llama_kv_heads=2 "
+      "--xfbench_llama_inter=2816 --xfbench_llama_seqs=512 --xfbench_llama_batches=4 "
+      "--xfbench_llama_dtypes=bf16 --xfbench_llama_backends=fused --benchmark_list_tests "
+      "--benchmark_filter=LlamaBlock/",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(llama_names(r.out),
+            "LlamaBlock/fused/bf16/fwd/seq:512/batch:4/hidden:1024/heads:8/kv_heads:2/"
+            "head_dim:128/inter:2816\n"
+            "LlamaBlock/fused/bf16/fwdbwd/seq:512/batch:4/hidden:1024/heads:8/kv_heads:2/"
+            "head_dim:128/inter:2816\n");
+
+  r = xftest::run_host("--xfbench_llama_kv_heads=5 --benchmark_list_tests", env);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("key/value heads"), std::string::npos) << r.err;
+  r = xftest::run_host("--xfbench_llama_model=llama-2-7b --benchmark_list_tests", env);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--xfbench_llama_model: unknown model 'llama-2-7b'"), std::string::npos)
+      << r.err;
+}
+
+class LlamaGpu : public ::testing::TestWithParam<std::tuple<AttentionBackend, Precision, bool>> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+// Grouped-query attention with 2 query heads per key/value head at head dims 64 and 128 (4 heads
+// over 2, and 2 over 1), forward and every gradient; a backend that cannot take a shape skips it
+// with its reason.
+TEST_P(LlamaGpu, MatchesFloat64Reference) {
+  auto [backend, precision, backward] = GetParam();
+  for (int d : {64, 128}) {
+    BlockConfig c = d == 64 ? small(4, 2, 64) : small(2, 1, 128);
+    c.precision = precision, c.backend = backend;
+    const std::string why = unsupported(c);
+    if (!why.empty()) {
+      std::printf("  head dim %d: skipped: %s\n", d, why.c_str());
+      continue;
+    }
+    std::string worst;
+    ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, backward)) << d;
+    std::printf("  head dim %d: %s\n", d, worst.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LlamaGpu,
+                         ::testing::Combine(::testing::ValuesIn(kBackends),
+                                            ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Bool()));
+
+// Rotary embeddings at positions past 4096 (Llama-3.1's scaled frequencies): one sequence of
+// 4,160 tokens through a narrow layer, forward and every gradient, on cuDNN's attention.
+TEST(LlamaGpuShapes, LongSequenceRotaryPositions) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = small(2, 1, 64);
+  c.precision = Precision::bf16, c.backend = AttentionBackend::fused;
+  c.batch = 1, c.seq = 4160;
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block_as_given(c, BlockPart::layer, true));
+  std::printf("  seq 4160: %s\n", worst.c_str());
+}
+
+namespace {
+
+// Rows [from, to) of every sequence of a [batch · seq, width] tensor, flattened.
+std::vector<double> rows(const std::vector<double>& t, const BlockConfig& c, int from, int to) {
+  std::vector<double> out;
+  for (int b = 0; b < c.batch; ++b)
+    out.insert(out.end(), t.begin() + (std::size_t(b) * c.seq + from) * c.hidden,
+               t.begin() + (std::size_t(b) * c.seq + to) * c.hidden);
+  return out;
+}
+
+}  // namespace
+
+// Causality, exactly: new tokens after position p leave the outputs before p bit for bit
+// unchanged; and new output gradients before p leave the input gradients from p on unchanged
+// (cuDNN's backward accumulates dQ with atomics: 1e-3 there).
+TEST(LlamaGpuCausal, LaterTokensDoNotReachEarlierPositions) {
+  SKIP_WITHOUT_GPU();
+  for (AttentionBackend be : kBackends) {
+    SCOPED_TRACE(kernels::to_string(be));
+    BlockConfig c = small(4, 2, 64);
+    c.precision = Precision::bf16;
+    c.batch = 2, c.seq = 128, c.backend = be;
+    if (!unsupported(c).empty()) {
+      std::printf("  %s: skipped: %s\n", kernels::to_string(be), unsupported(c).c_str());
+      continue;
+    }
+    const int p = 80;  // inside the second 64-key tile
+    Stream s;
+    TransformerBlock blk(c);
+    block::init_block(blk, 21, s);
+    auto run = [&] {
+      blk.forward(s);
+      blk.backward(s);
+      s.sync();
+    };
+    run();
+    const std::vector<double> out0 = block::download(blk, "out", Dtype::bf16, s),
+                              dx0 = block::download(blk, "dx", Dtype::bf16, s);
+    std::vector<std::uint16_t> x0(blk.elements("x"));
+    ASSERT_EQ(cudaMemcpy(x0.data(), blk.tensor("x"), x0.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (int b = 0; b < c.batch; ++b)  // new tokens from p on
+      fill_uniform(
+          static_cast<char*>(blk.tensor("x")) + (std::size_t(b) * c.seq + p) * c.hidden * 2,
+          std::size_t(c.seq - p) * c.hidden, Dtype::bf16, 77 + b, -1.0, 1.0, s);
+    run();
+    const std::vector<double> out1 = block::download(blk, "out", Dtype::bf16, s);
+    EXPECT_TRUE(rows(out1, c, 0, p) == rows(out0, c, 0, p));
+    EXPECT_GT(compare(rows(out1, c, p, c.seq), rows(out0, c, p, c.seq)).rel_l2_error, 0.1);
+
+    ASSERT_EQ(cudaMemcpy(blk.tensor("x"), x0.data(), x0.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    for (int b = 0; b < c.batch; ++b)  // new output gradients before p
+      fill_uniform(static_cast<char*>(blk.tensor("dout")) + std::size_t(b) * c.seq * c.hidden * 2,
+                   std::size_t(p) * c.hidden, Dtype::bf16, 91 + b, -1.0, 1.0, s);
+    run();
+    const std::vector<double> dx1 = block::download(blk, "dx", Dtype::bf16, s);
+    const Comparison later = compare(rows(dx1, c, p, c.seq), rows(dx0, c, p, c.seq));
+    if (be == AttentionBackend::fused)
+      EXPECT_LT(later.rel_l2_error, 1e-3) << later.describe();
+    else
+      EXPECT_TRUE(rows(dx1, c, p, c.seq) == rows(dx0, c, p, c.seq)) << later.describe();
+    EXPECT_GT(compare(rows(dx1, c, 0, p), rows(dx0, c, 0, p)).rel_l2_error, 0.1);
+  }
+}
