@@ -1,8 +1,10 @@
 #include "kernels/reference/transformer_block_ref.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <thread>
 
 #include "kernels/reference/reference.hpp"
@@ -15,50 +17,99 @@ namespace {
 
 using Vec = std::vector<double>;
 
-// fn(i0, i1) over row blocks [i0, i1) of [0, m) on the host's cores: the products of a Llama
-// layer's widths are tens of GFLOP in float64 even at 64 tokens. Each row is written by one thread
-// in the same order as a serial loop, so the results do not depend on the thread count.
-template <class Fn>
-void parallel_rows(int m, Fn fn) {
-  const int threads = std::max(1, std::min<int>(m / 8, int(std::thread::hardware_concurrency())));
-  if (threads <= 1) return fn(0, m);
+// C[m,n] = Σ_p A(i, p)·B(p, j) in blocks of 64 rows x 256 columns spread over the host's cores:
+// the products of a Llama layer's widths are tens of GFLOP in float64 even at 64 tokens. Every
+// element is summed in a fixed order by one thread, so the result does not depend on the thread
+// count.
+enum class Form { nn, tn, nt };  // A[m,k] or A[k,m]ᵀ, B[k,n] or B[n,k]ᵀ
+void matmul(double* c, const double* a, const double* b, int m, int n, int k, Form form) {
+  constexpr int kRows = 16, kCols = 128;  // a block of C (16 KB) stays in L1
+  const int row_blocks = (m + kRows - 1) / kRows, col_blocks = (n + kCols - 1) / kCols;
+  const int tasks = row_blocks * col_blocks;
+  std::atomic<int> next{0};
+  auto block = [&](int i0, int i1, int j0, int j1) {
+    if (form == Form::nt) {  // both rows contiguous: dot products, four partial sums each
+      for (int i = i0; i < i1; ++i)
+        for (int j = j0; j < j1; ++j) {
+          const double *x = a + std::size_t(i) * k, *w = b + std::size_t(j) * k;
+          double s[4] = {0, 0, 0, 0};
+          int p = 0;
+          for (; p + 4 <= k; p += 4)
+            for (int q = 0; q < 4; ++q) s[q] += x[p + q] * w[p + q];
+          for (; p < k; ++p) s[0] += x[p] * w[p];
+          c[std::size_t(i) * n + j] = (s[0] + s[1]) + (s[2] + s[3]);
+        }
+      return;
+    }
+    // 4x4 tiles of C in registers over the whole sum (8 loads per 16 multiply-adds), the edges
+    // one element at a time.
+    auto A = [&](int i, int p) {
+      return form == Form::tn ? a[std::size_t(p) * m + i] : a[std::size_t(i) * k + p];
+    };
+    for (int i = i0; i < i1; i += 4)
+      for (int j = j0; j < j1; j += 4) {
+        if (i + 4 <= i1 && j + 4 <= j1) {
+          double acc[4][4] = {};
+          for (int p = 0; p < k; ++p) {
+            const double* bp = b + std::size_t(p) * n + j;
+            const double a0 = A(i, p), a1 = A(i + 1, p), a2 = A(i + 2, p), a3 = A(i + 3, p);
+            for (int q = 0; q < 4; ++q) {
+              acc[0][q] += a0 * bp[q];
+              acc[1][q] += a1 * bp[q];
+              acc[2][q] += a2 * bp[q];
+              acc[3][q] += a3 * bp[q];
+            }
+          }
+          for (int r = 0; r < 4; ++r)
+            for (int q = 0; q < 4; ++q) c[std::size_t(i + r) * n + j + q] = acc[r][q];
+          continue;
+        }
+        for (int r = i; r < std::min(i + 4, i1); ++r)
+          for (int q = j; q < std::min(j + 4, j1); ++q) {
+            double sum = 0;
+            for (int p = 0; p < k; ++p) sum += A(r, p) * b[std::size_t(p) * n + q];
+            c[std::size_t(r) * n + q] = sum;
+          }
+      }
+  };
+  auto work = [&] {
+    for (int t; (t = next++) < tasks;) {
+      const int i0 = t / col_blocks * kRows, j0 = t % col_blocks * kCols;
+      block(i0, std::min(m, i0 + kRows), j0, std::min(n, j0 + kCols));
+    }
+  };
+  const int threads = std::min<int>(tasks, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back(fn, int(std::int64_t(m) * t / threads),
-                      int(std::int64_t(m) * (t + 1) / threads));
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
   for (std::thread& th : pool) th.join();
 }
 
-// C[m,n] = A[m,k]·B[k,n] : dx = dy·W.
+// dx = dy·W, y = x·Wᵀ, dW = dyᵀ·x.
 void matmul_nn(double* c, const double* a, const double* b, int m, int n, int k) {
-  parallel_rows(m, [=](int i0, int i1) {
-    std::fill(c + std::size_t(i0) * n, c + std::size_t(i1) * n, 0.0);
-    for (int p = 0; p < k; ++p) {  // B row by row: each is read once (the tokens are few)
-      for (int i = i0; i < i1; ++i) {
-        const double av = a[std::size_t(i) * k + p];
-        for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
-      }
-    }
-  });
+  if (m > 256) return matmul(c, a, b, m, n, k, Form::nn);
+  // Few rows (a layer's tokens) against a large B: the tiles would read B's columns from memory
+  // once per 4 rows (10x slower); dot products on Bᵀ, transposed once in 32x32 tiles, read it once.
+  std::unique_ptr<double[]> bt(new double[std::size_t(n) * k]);  // no zeroing: written below
+  std::atomic<int> next{0};
+  auto transpose = [&] {  // 32 rows of Bᵀ at a time, each row written contiguously
+    for (int j0; (j0 = 32 * next++) < n;)
+      for (int p0 = 0; p0 < k; p0 += 32)
+        for (int j = j0; j < std::min(n, j0 + 32); ++j)
+          for (int p = p0; p < std::min(k, p0 + 32); ++p)
+            bt[std::size_t(j) * k + p] = b[std::size_t(p) * n + j];
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::thread::hardware_concurrency(); ++t) pool.emplace_back(transpose);
+  transpose();
+  for (std::thread& th : pool) th.join();
+  matmul(c, a, bt.get(), m, n, k, Form::nt);
 }
-// C[m,n] = A[m,k]·B[n,k]ᵀ : y = x·Wᵀ (through Bᵀ, so the inner loop runs along contiguous rows).
 void matmul_nt(double* c, const double* a, const double* b, int m, int n, int k) {
-  std::vector<double> bt(std::size_t(k) * n);
-  for (int j = 0; j < n; ++j)
-    for (int p = 0; p < k; ++p) bt[std::size_t(p) * n + j] = b[std::size_t(j) * k + p];
-  matmul_nn(c, a, bt.data(), m, n, k);
+  matmul(c, a, b, m, n, k, Form::nt);
 }
-// C[m,n] = A[k,m]ᵀ·B[k,n] : dW = dyᵀ·x.
 void matmul_tn(double* c, const double* a, const double* b, int m, int n, int k) {
-  parallel_rows(m, [=](int i0, int i1) {
-    std::fill(c + std::size_t(i0) * n, c + std::size_t(i1) * n, 0.0);
-    for (int p = 0; p < k; ++p) {
-      for (int i = i0; i < i1; ++i) {
-        const double av = a[std::size_t(p) * m + i];
-        for (int j = 0; j < n; ++j) c[std::size_t(i) * n + j] += av * b[std::size_t(p) * n + j];
-      }
-    }
-  });
+  matmul(c, a, b, m, n, k, Form::tn);
 }
 void add_bias(double* y, const double* b, int rows, int cols) {
   for (int i = 0; i < rows; ++i)
@@ -157,7 +208,7 @@ Vec linear_bwd(const Vec& dy, const double* a, const Vec& w, int T, int n, int k
                const std::string& dw, const std::string& db) {
   Vec dwv(std::size_t(n) * k), da(std::size_t(T) * k);
   matmul_tn(dwv.data(), dy.data(), a, n, k, T);
-  out[dw] = dwv;
+  out[dw] = std::move(dwv);
   if (!db.empty()) out[db] = column_sums(dy.data(), T, n);
   matmul_nn(da.data(), dy.data(), w.data(), T, k, n);
   return da;
