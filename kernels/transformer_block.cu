@@ -37,6 +37,8 @@ const char* to_string(BlockPart p) {
       return "ffn";
     case BlockPart::attention:
       return "attention";
+    case BlockPart::norm_qkv:
+      return "norm_qkv";
   }
   return "?";
 }
@@ -219,8 +221,15 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
     if (part != BlockPart::layer)
       bad(std::string("tensor parallelism takes the whole layer, not part ") + to_string(part));
   }
-  if (c.placement == NormPlacement::pre && part != BlockPart::layer)
-    bad(std::string("part ") + to_string(part) + " is of a post-LN block (BERT's breakdown)");
+  const bool pre_part =
+      part == BlockPart::attention || part == BlockPart::ffn || part == BlockPart::norm_qkv;
+  if (c.placement == NormPlacement::pre && part != BlockPart::layer &&
+      (!pre_part || c.backward || c.cross_attention || c.relative_bias || c.linear_bias))
+    bad(std::string("part ") + to_string(part) +
+        " of a pre-norm block: attention, ffn and norm_qkv forward only, of a block without "
+        "biases, cross-attention or position bias (Llama's; the dense parts are BERT's)");
+  if (c.placement == NormPlacement::post && part == BlockPart::norm_qkv)
+    bad("part norm_qkv is of a pre-norm block");
   if (c.backend == AttentionBackend::unfused && c.seq % 8 != 0)
     bad("the unfused backend needs seq % 8 == 0");
   if (c.backend == AttentionBackend::unfused && c.seq > kMaxSoftmaxWidth)
@@ -248,6 +257,8 @@ double block_forward_flops(const BlockConfig& c, BlockPart part, bool causal_hal
   const double attention = 2 * T * h * (A + 2 * kv) + 2 * T * h * A + scores;
   const double ffn = (c.gated_ffn ? 6 : 4) * T * h * I;
   switch (part) {
+    case BlockPart::norm_qkv:
+      return 2 * T * h * (A + 2 * kv);
     case BlockPart::dense:
     case BlockPart::dense_gelu:
       return 2 * T * h * I;
@@ -285,8 +296,10 @@ Dropout site(const BlockConfig& c, std::uint64_t step, Site s) {
   return Dropout{probs ? c.attention_dropout : c.residual_dropout, seed, step * kSites + s};
 }
 
-bool has_attention(BlockPart p) { return p == BlockPart::layer || p == BlockPart::attention; }
-bool has_ffn(BlockPart p) { return p != BlockPart::attention; }
+bool has_attention(BlockPart p) {
+  return p == BlockPart::layer || p == BlockPart::attention || p == BlockPart::norm_qkv;
+}
+bool has_ffn(BlockPart p) { return p != BlockPart::attention && p != BlockPart::norm_qkv; }
 
 }  // namespace
 
@@ -532,10 +545,15 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   };
   m.alloc("x", T * H, m.elem, TensorRole::input);
   if (train) m.alloc("dx", T * H, m.elem, TensorRole::input_grad);
+  // A pre-norm block's parts are HF's modules alone: LlamaAttention and LlamaMLP read x itself,
+  // norm_qkv stops at the projection ("qkv" its output).
+  const bool pre_part = m.pre() && part != BlockPart::layer;
+  const bool core = part != BlockPart::norm_qkv;  // the attention itself and o_proj
   if (has_attention(part)) {
-    param("wqkv", QW * H), linear_bias("bqkv", QW), param("wo", H * A), linear_bias("bo", H);
-    if (c.rotary) m.rope = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim(), c.seq);
-    norm("1");
+    param("wqkv", QW * H), linear_bias("bqkv", QW);
+    if (core) param("wo", H * A), linear_bias("bo", H);
+    if (c.rotary && core) m.rope = std::make_unique<RotaryEmbedding>(c.rope, c.head_dim(), c.seq);
+    if (!pre_part || !core) norm("1");
     if (c.relative_bias) {  // built from the table each step; its gradient scattered back
       m.rel = std::make_unique<RelativePositionBias>(c.heads, c.seq, c.seq, !c.causal);
       param("rel_bias", m.rel->table_elements());
@@ -546,15 +564,17 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       }
     }
     // post: h1 = LN1(z1), z1 saved; pre: norm1 = LN1(x) feeds the attention, h1 is the residual.
-    if (m.pre()) m.alloc("norm1", T * H, m.elem, saved);
+    if (m.pre() && (!pre_part || !core)) m.alloc("norm1", T * H, m.elem, saved);
     if (train && !m.pre()) m.alloc("z1", T * H, m.elem, saved);
     if (train) stats("1");
-    m.alloc("qkv", T * QW, m.elem, saved), m.alloc("ctx", T * A, m.elem, saved);
-    m.alloc("proj", T * H, m.elem, scratch);
-    m.alloc("h1", T * H, m.elem, saved);
-    m.make_attention(m.self_attn, self_attention(c, train), "", train);
+    m.alloc("qkv", T * QW, m.elem, core ? saved : TensorRole::output);
     m.qkv = m.plan(T, QW, H, false, true, c.linear_bias ? Epilogue::bias : Epilogue::none);
-    m.proj = m.plan(T, H, A, false, true, Epilogue::none);
+    if (core) {
+      m.alloc("ctx", T * A, m.elem, saved);
+      if (!pre_part) m.alloc("proj", T * H, m.elem, scratch), m.alloc("h1", T * H, m.elem, saved);
+      m.make_attention(m.self_attn, self_attention(c, train), "", train);
+      m.proj = m.plan(T, H, A, false, true, Epilogue::none);
+    }
     if (train) {
       m.alloc("dqkv", T * QW, m.elem, scratch), m.alloc("dctx", T * A, m.elem, scratch),
           m.alloc("dproj", T * H, m.elem, scratch);
@@ -604,12 +624,13 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       m.alloc("act", T * I, m.elem, part == BlockPart::dense_gelu ? TensorRole::output : saved);
     m.up = m.plan(T, U, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
     if (part == BlockPart::layer || part == BlockPart::ffn) {
-      param("wout", H * I), linear_bias("bout", H), norm("2");
+      param("wout", H * I), linear_bias("bout", H);
+      if (!pre_part) norm("2");
       // post: out = LN2(z2), z2 saved; pre: norm2 = LN2(h1) feeds the FFN.
-      if (m.pre()) m.alloc("norm2", T * H, m.elem, saved);
+      if (m.pre() && !pre_part) m.alloc("norm2", T * H, m.elem, saved);
       if (train && !m.pre()) m.alloc("z2", T * H, m.elem, saved);
       if (train) stats("2");
-      m.alloc("o2", T * H, m.elem, scratch);
+      if (!pre_part) m.alloc("o2", T * H, m.elem, scratch);
       m.down = m.plan(T, H, I, false, true, Epilogue::none);
       if (train) {
         m.alloc("dh1", T * H, m.elem, scratch), m.alloc("do2", T * H, m.elem, scratch),
@@ -768,7 +789,7 @@ void* qkv_part(const TransformerBlock::Impl& m, void* qkv, int which) {
 // (T5: the relative position bias is built from its table first).
 template <class T>
 void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
-                       const void* in) {
+                       const void* in, void* out = nullptr) {
   m.run(m.qkv, s, ops(in, m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
   if (m.rope)
     m.rope->forward<T>(m.at<T>("qkv"), m.c.tokens(), m.c.seq, m.c.heads, m.c.kv_head_count(), s);
@@ -776,8 +797,9 @@ void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t 
   void* qkv = m.t("qkv");
   core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
                qkv_part(m, qkv, 2), m.t("position_bias"), site(m.c, step, kAttentionProbs), s);
-  m.run(m.proj, s, ops(m.t("ctx"), m.t("wo"), m.t("proj")));
-  m.tp_sum(m.t("proj"), s);
+  if (!out) out = m.t("proj");
+  m.run(m.proj, s, ops(m.t("ctx"), m.t("wo"), out));
+  m.tp_sum(out, s);
 }
 
 // T5's cross-attention without dropout, residual and norm: in (the decoder stream), enc ->
@@ -798,7 +820,8 @@ void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uin
 // dense and dense_gelu parts stop at "pre" and "act"). T5: act = dropout(relu(pre)) in place, or
 // dropout(gelu(pre_gate)·pre_linear).
 template <class T>
-void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in) {
+void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
+                 void* out = nullptr) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
   if (m.part == BlockPart::dense) {
@@ -815,8 +838,9 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   else
     bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
   if (m.part == BlockPart::dense_gelu) return;
-  m.run(m.down, s, ops(m.t("act"), m.t("wout"), m.t("o2")));
-  m.tp_sum(m.t("o2"), s);
+  if (!out) out = m.t("o2");
+  m.run(m.down, s, ops(m.t("act"), m.t("wout"), out));
+  m.tp_sum(out, s);
 }
 
 // out = Norm(dropout(x + xbias) + residual), the sum saved as z (post-LN's z, pre-LN's residual
@@ -862,12 +886,16 @@ template <class T>
 void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), H = c.hidden;
+  if (m.part == BlockPart::attention) return attention_forward<T>(m, s, step, m.t("x"), m.t("out"));
+  if (m.part == BlockPart::ffn) return ffn_forward<T>(m, s, step, m.t("x"), m.t("out"));
   if (m.rms())
     rmsnorm_forward<T>(m.at<T>("norm1"), m.at<float>("rstd1"), m.at<T>("x"), m.at<T>("ln1_w"), N, H,
                        c.eps, s);
   else
     layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
                          m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
+  if (m.part == BlockPart::norm_qkv)
+    return m.run(m.qkv, s, ops(m.t("norm1"), m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
   attention_forward<T>(m, s, step, m.t("norm1"));
   // h1 = x + dropout(proj + bo); the next norm of h1
   const char* next = c.cross_attention ? "_cross" : "2";

@@ -32,8 +32,11 @@
 // FLOPs are the same). The backward computes the input gradient and every parameter gradient,
 // with the weight-gradient GEMMs on a side stream overlapping the data-gradient chain.
 //
-// A BlockPart selects a piece of a post-LN block, as the seeds time BERT's: dense (h1·Wiᵀ + bi),
-// dense_gelu, ffn (BertIntermediate + BertOutput), attention (BertAttention).
+// A BlockPart selects a piece of a block, as the seeds time BERT's. Post-LN (BERT): dense
+// (h1·Wiᵀ + bi), dense_gelu, ffn (BertIntermediate + BertOutput), attention (BertAttention), each
+// with its residual and LayerNorm. Pre-norm (Llama), forward only, HF's modules without the
+// residual: attention (LlamaAttention: the QKV projection, rotary embeddings, attention, o_proj),
+// ffn (LlamaMLP), norm_qkv (input_layernorm and the QKV projection: output "qkv").
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -54,7 +57,7 @@
 namespace xfbench::kernels {
 
 enum class AttentionBackend { unfused, fused, flash };
-enum class BlockPart { layer, dense, dense_gelu, ffn, attention };
+enum class BlockPart { layer, dense, dense_gelu, ffn, attention, norm_qkv };
 enum class NormPlacement { post, pre };  // BERT: post; GPT-2, T5: pre
 enum class NormKind { layernorm, rmsnorm };
 enum class Activation { gelu_erf, gelu_tanh, relu, silu };  // silu: a gated FFN's gate

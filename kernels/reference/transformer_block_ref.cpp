@@ -493,6 +493,21 @@ void pre_ln(const BlockConfig& c, const Sizes& z, const Tensors& in, bool backwa
   out["dx"] = norm_bwd(c, z, in, x, attention_bwd(c, z, in, a1, dh1, keep, out), dh1, "1", out);
 }
 
+// A pre-norm block's parts, HF's modules alone: LlamaAttention and LlamaMLP on x, or the first norm
+// and the QKV projection (norm_qkv: "out" is the projection [T, (NH + 2·NKV)·HD]).
+void pre_part(const BlockConfig& c, BlockPart part, const Sizes& z, const Tensors& in,
+              Tensors& out) {
+  const Vec& x = get(in, "x");
+  Tensors keep;
+  if (part == BlockPart::attention)
+    out["out"] = attention_fwd(c, z, in, x, keep);
+  else if (part == BlockPart::ffn)
+    out["out"] = ffn_fwd(c, BlockPart::layer, z, in, x, keep);
+  else
+    out["out"] = linear(norm(c, z, in, x, "1").data(), get(in, "wqkv"), linear_bias(c, in, "bqkv"),
+                        z.T, z.QW, z.H);
+}
+
 }  // namespace
 
 void transformer_block(const BlockConfig& c, BlockPart part, const Tensors& in, bool backward,
@@ -500,9 +515,12 @@ void transformer_block(const BlockConfig& c, BlockPart part, const Tensors& in, 
   const Sizes z{c.tokens(), c.hidden,     c.intermediate,      c.batch,           c.seq,
                 c.heads,    c.head_dim(), c.attention_width(), c.kv_head_count(), c.qkv_width()};
   if (c.placement == NormPlacement::pre) {
-    if (part != BlockPart::layer)
-      XF_THROW(InvalidArgument, "transformer block reference: a pre-LN block runs whole");
-    pre_ln(c, z, in, backward, out);
+    if (part == BlockPart::layer) return pre_ln(c, z, in, backward, out);
+    if (backward || part == BlockPart::dense || part == BlockPart::dense_gelu)
+      XF_THROW(InvalidArgument,
+               "transformer block reference: a pre-norm block's parts are attention, ffn and "
+               "norm_qkv, forward only");
+    pre_part(c, part, z, in, out);
   } else {
     post_ln(c, part, z, in, backward, out);
   }

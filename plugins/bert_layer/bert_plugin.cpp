@@ -50,26 +50,14 @@ void register_cases() {
       "BertLayer", model, sweep, model_tag, [](int seq, int batch, const std::string& backend) {
         return (seq == 512 && batch == 64) || (seq == 128 && batch == 128 && backend == "fused");
       });
-  for (const std::string& d : sweep.dtypes) {
-    // The seeds' parts table: batch 64, seq 128, forward; attention with each backend.
-    for (BlockPart part :
-         {BlockPart::dense, BlockPart::dense_gelu, BlockPart::ffn, BlockPart::attention}) {
-      for (const std::string& be : sweep.backends) {
-        if (part != BlockPart::attention && be != sweep.backends.front()) continue;
-        // Not in the default suite (minutes matter more there than the breakdown), unless the
-        // sweep is given by flag; --benchmark_filter=BertLayer/part: runs the four.
-        const bool core = sweep.given;
-        BlockCase s{model, part, false, sweep.search, core ? Suite::core : Suite::extended};
-        s.config.precision = block::precision_of(d);
-        s.config.backend = block::backend_of(be);
-        s.config.seq = 128, s.config.batch = 64;
-        std::string p = kernels::to_string(part);
-        if (part == BlockPart::attention && be != "unfused") p = "attention_" + be;
-        block::add_block_case("BertLayer/part:" + p + "/" + d + "/fwd/seq:128/batch:64" + model_tag,
-                              s);
-      }
-    }
-  }
+  // The seeds' parts table: batch 64, seq 128, forward; attention with each backend. Not in the
+  // default suite (minutes matter more there than the breakdown) unless the sweep is given by flag;
+  // --benchmark_filter=BertLayer/part: runs the four.
+  block::add_part_cases("BertLayer", model, sweep, model_tag, 128, 64,
+                        {{BlockPart::dense, "dense"},
+                         {BlockPart::dense_gelu, "dense_gelu"},
+                         {BlockPart::ffn, "ffn"},
+                         {BlockPart::attention, "attention"}});
 }
 
 }  // namespace

@@ -79,6 +79,12 @@ void register_cases() {
                          [](int seq, int batch, const std::string& backend) {
                            return seq == 4096 && batch == 2 && backend == "fused";
                          });
+  // HF's modules alone at the headline shape, forward: LlamaAttention (per backend), LlamaMLP,
+  // input_layernorm + the QKV projection.
+  block::add_part_cases("LlamaBlock", model, sweep, model_tag, 4096, 2,
+                        {{kernels::BlockPart::attention, "attention"},
+                         {kernels::BlockPart::ffn, "mlp"},
+                         {kernels::BlockPart::norm_qkv, "rmsnorm_qkv"}});
 }
 
 }  // namespace

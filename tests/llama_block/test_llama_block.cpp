@@ -113,6 +113,18 @@ TEST(LlamaConfig, WhatEachBackendTakes) {
   bad = c;
   bad.backend = AttentionBackend::flash, bad.seq = 4100;
   EXPECT_THROW(kernels::check_block_config(bad), Unsupported);
+  // HF's modules alone (LlamaAttention, LlamaMLP, the first norm and the projection), forward
+  // only; GPT-2's biased block has no such parts.
+  c.seq = 4096, c.backward = false;
+  for (BlockPart p : {BlockPart::attention, BlockPart::ffn, BlockPart::norm_qkv})
+    EXPECT_NO_THROW(kernels::check_block_config(c, p)) << kernels::to_string(p);
+  c.backward = true;
+  EXPECT_THROW(kernels::check_block_config(c, BlockPart::ffn), InvalidArgument);
+  c.backward = false;
+  EXPECT_THROW(kernels::check_block_config(c, BlockPart::dense), InvalidArgument);
+  BlockConfig gpt2 = kernels::gpt2_block(1024, 16, 4096);
+  gpt2.backward = false;
+  EXPECT_THROW(kernels::check_block_config(gpt2, BlockPart::attention), InvalidArgument);
   // llama-3.1-70b's hidden 8192 is within the norms' width.
   BlockConfig big = kernels::llama_block(8192, 64, 8, 128, 28672, llama31_rope());
   big.backend = AttentionBackend::fused;
@@ -134,10 +146,15 @@ TEST(LlamaFlags, NamesModelsAndErrors) {
   ASSERT_EQ(r.code, 0) << r.err;
   std::size_t lines = 0;
   for (char ch : llama_names(r.out)) lines += ch == '\n';
-  EXPECT_EQ(lines, 2u * 3 * 2 * 3 * 5);  // dtypes, backends, passes, seqs, batches
+  // dtypes x (backends, passes, seqs, batches; and the parts: attention per backend, mlp,
+  // rmsnorm_qkv)
+  EXPECT_EQ(lines, 2u * (3 * 2 * 3 * 5 + 5));
   for (const char* name : {"LlamaBlock/unfused/bf16/fwd/seq:2048/batch:1\n",
                            "LlamaBlock/fused/bf16/fwdbwd/seq:4096/batch:2\n",
-                           "LlamaBlock/flash/fp16/fwd/seq:8192/batch:16\n"})
+                           "LlamaBlock/flash/fp16/fwd/seq:8192/batch:16\n",
+                           "LlamaBlock/part:attention_fused/bf16/fwd/seq:4096/batch:2\n",
+                           "LlamaBlock/part:mlp/bf16/fwd/seq:4096/batch:2\n",
+                           "LlamaBlock/part:rmsnorm_qkv/fp16/fwd/seq:4096/batch:2\n"})
     EXPECT_NE(llama_names(r.out).find(name), std::string::npos) << name << r.out;
   r = xftest::run_host("--benchmark_list_tests",
                        env);  // the default suite (a filter picks from all)
@@ -156,7 +173,7 @@ TEST(LlamaFlags, NamesModelsAndErrors) {
       "--xfbench_llama_hidden=1024 --xfbench_llama_heads=8 --xfbench_llama_kv_heads=2 "
       "--xfbench_llama_inter=2816 --xfbench_llama_seqs=512 --xfbench_llama_batches=4 "
       "--xfbench_llama_dtypes=bf16 --xfbench_llama_backends=fused --benchmark_list_tests "
-      "--benchmark_filter=LlamaBlock/",
+      "--benchmark_filter=LlamaBlock/fused/",
       env);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(llama_names(r.out),
@@ -202,6 +219,24 @@ INSTANTIATE_TEST_SUITE_P(Backends, LlamaGpu,
                          ::testing::Combine(::testing::ValuesIn(kBackends),
                                             ::testing::Values(Precision::fp16, Precision::bf16),
                                             ::testing::Bool()));
+
+// The parts forward (LlamaAttention per backend, LlamaMLP, RMSNorm + QKV projection) against the
+// float64 reference, both dtypes.
+TEST(LlamaGpuParts, MatchFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  for (Precision precision : {Precision::fp16, Precision::bf16})
+    for (BlockPart part : {BlockPart::attention, BlockPart::ffn, BlockPart::norm_qkv})
+      for (AttentionBackend be : kBackends) {
+        if (part != BlockPart::attention && be != AttentionBackend::fused) continue;
+        BlockConfig c = small(4, 2, 64);
+        c.precision = precision, c.backend = be, c.backward = false;
+        std::string worst;
+        ASSERT_NO_THROW(worst = block::validate_block(c, part, false))
+            << kernels::to_string(part) << " " << kernels::to_string(be);
+        std::printf("  %s %s %s: %s\n", kernels::to_string(part), kernels::to_string(be),
+                    kernels::to_string(precision), worst.c_str());
+      }
+}
 
 // Rotary embeddings at positions past 4096 (Llama-3.1's scaled frequencies): one sequence of
 // 4,160 tokens through a narrow layer, forward and every gradient, on cuDNN's attention.

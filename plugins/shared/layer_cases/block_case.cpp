@@ -34,7 +34,8 @@ void run_case(benchmark::State& state, const Spec& spec) {
   work.samples = c.batch;
   work.tokens = c.tokens();
   set_counters(state, t, work);
-  if (c.causal)  // the same time over the FLOPs the mask leaves
+  if (c.causal && (bc.part == kernels::BlockPart::layer ||
+                   bc.part == kernels::BlockPart::attention))  // the time over what the mask leaves
     state.counters["TFLOPS_causal"] = double(state.counters["TFLOPS"]) *
                                       kernels::block_forward_flops(c, bc.part, true) /
                                       kernels::block_forward_flops(c, bc.part);
@@ -116,6 +117,27 @@ void add_layer_cases(
                            s);
           }
         }
+      }
+    }
+  }
+}
+
+void add_part_cases(const std::string& family, const kernels::BlockConfig& model,
+                    const LayerSweep& sweep, const std::string& model_tag, int seq, int batch,
+                    const std::vector<std::pair<kernels::BlockPart, std::string>>& parts) {
+  for (const std::string& d : sweep.dtypes) {
+    for (const auto& [part, name] : parts) {
+      for (const std::string& be : sweep.backends) {
+        const bool attention = part == kernels::BlockPart::attention;
+        if (!attention && be != sweep.backends.front()) continue;  // no attention: one backend
+        BlockCase s{model, part, false, sweep.search, sweep.given ? Suite::core : Suite::extended};
+        s.config.precision = precision_of(d);
+        s.config.backend = backend_of(be);
+        s.config.seq = seq, s.config.batch = batch;
+        const std::string p = attention && be != "unfused" ? name + "_" + be : name;
+        add_block_case(family + "/part:" + p + "/" + d + "/fwd/seq:" + std::to_string(seq) +
+                           "/batch:" + std::to_string(batch) + model_tag,
+                       s);
       }
     }
   }

@@ -90,7 +90,7 @@ kernels::ref::Tensors reference(const BlockConfig& c, BlockPart part, bool backw
 std::string run_validation(const BlockConfig& full, BlockPart part, bool backward, bool small) {
   BlockConfig c = full;
   if (small) {
-    c.batch = 2;  // small, deterministic
+    c.batch = 2;                                                      // small, deterministic
     c.seq = c.backend == kernels::AttentionBackend::flash ? 64 : 32;  // flash takes seq % 64 == 0
   }
   c.set_dropout(0.f);
@@ -135,9 +135,10 @@ std::string run_validation(const BlockConfig& full, BlockPart part, bool backwar
       worst = buf;
     }
   };
-  const char* out_name = part == BlockPart::dense || part == BlockPart::dense_gelu
-                             ? (part == BlockPart::dense ? "pre" : "act")
-                             : "out";
+  const char* out_name = part == BlockPart::dense        ? "pre"
+                         : part == BlockPart::dense_gelu ? "act"
+                         : part == BlockPart::norm_qkv   ? "qkv"
+                                                         : "out";
   check("out", out_name, tol.out);
   if (backward) {
     check("dx", "dx", tol.dx);

@@ -1,6 +1,6 @@
-// Validation of a transformer block configuration (BertLayer, GPT2Block, T5, LlamaBlock): the GPU block at a small
-// batch and sequence (dropout off) against the float64 CPU reference, forward output and every
-// gradient. Shared by the block plugins (this folder's static library).
+// Validation of a transformer block configuration (BertLayer, GPT2Block, T5, LlamaBlock): the GPU
+// block at a small batch and sequence (dropout off) against the float64 CPU reference, forward
+// output and every gradient. Shared by the block plugins (this folder's static library).
 #pragma once
 
 #include <cuda_runtime_api.h>
