@@ -21,7 +21,7 @@
 namespace xfbench::kernels {
 
 constexpr int kIgnoreIndex = -100;
-constexpr int kMaxCrossEntropyWidth = 65536;
+constexpr int kMaxCrossEntropyWidth = 131072;  // Llama 3: 128,256
 
 // losses [N] fp32 (per row; 0 for ignored rows); logits [N, ldv] in: scores, out: dlogits.
 // grad_scale: the caller's multiplier (e.g. 1 / accumulation steps); loss_scale: device float

@@ -54,7 +54,7 @@ __global__ void embedding_forward_kernel(T* out, const int* ids, const int* type
   const int c = int(i % per_row) * kPack<T>;
   float v[kPack<T>];
   detail::load_pack(v, word + std::size_t(ids[row]) * C + c);
-  add_pack<T>(v, position + std::size_t(row % S) * C + c);
+  if (position) add_pack<T>(v, position + std::size_t(row % S) * C + c);
   if (type) add_pack<T>(v, type + std::size_t(type_ids[row]) * C + c);
   detail::store_pack(out + row * C + c, v);
 }
@@ -280,8 +280,8 @@ void embedding_forward(T* out, const int* ids, const int* type_ids, const T* wor
                        const T* position, const T* type, int B, int S, int C, int V,
                        cudaStream_t stream) {
   check_shape<T>("embedding_forward", B, S, C, V, {out, word, position, type});
-  if (!out || !ids || !word || !position)
-    XF_THROW(InvalidArgument, "embedding_forward: out, ids, word and position must be set");
+  if (!out || !ids || !word)
+    XF_THROW(InvalidArgument, "embedding_forward: out, ids and word must be set");
   if ((type == nullptr) != (type_ids == nullptr))
     XF_THROW(InvalidArgument, "embedding_forward: type and type_ids must be both set or both null");
   const std::size_t packs = std::size_t(B) * S * (C / kPack<T>);

@@ -1,6 +1,6 @@
-// Input embeddings of BERT and GPT-2, forward and backward:
+// Input embeddings of BERT, GPT-2 and Llama, forward and backward:
 //   out[b, s, :] = word[ids[b, s]] + position[s] (+ type[type_ids[b, s]])   (BERT; GPT-2 has no
-//   type)
+//   type, Llama neither type nor position: its positions are rotary, inside the blocks)
 // The LayerNorm and dropout that follow are layernorm.hpp's.
 //
 // Storage T = __half, __nv_bfloat16 or float, math fp32. Tables are row-major [rows, C]; C % 8 == 0
@@ -24,7 +24,7 @@ namespace xfbench::kernels {
 constexpr int kMaxTokenTypes = 4;  // BERT uses 2
 
 // out [B·S, C] = word[ids] + position[s] + type[type_ids]. type and type_ids are both null (GPT-2)
-// or both set. The position table has at least S rows.
+// or both set. The position table has at least S rows, or is null (Llama).
 template <class T>
 void embedding_forward(T* out, const int* ids, const int* type_ids, const T* word,
                        const T* position, const T* type, int B, int S, int C, int V,

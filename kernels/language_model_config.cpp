@@ -27,11 +27,31 @@ LmModel gpt2(const char* name, int layers, int hidden, int heads) {
   return m;
 }
 
+// HF's published Llama configs: vocab 128256, rms_norm_eps 1e-5, rope_theta 500000 with Llama 3's
+// scaling (3.1: factor 8, 3.2: 32), max_position_embeddings 131072.
+LmModel llama(const char* name, int layers, int hidden, int heads, int kv_heads, int head_dim,
+              int intermediate, double rope_factor, bool tied) {
+  LmModel m;
+  m.name = name, m.kind = LmKind::causal, m.llama = true;
+  m.layers = layers, m.hidden = hidden, m.heads = heads, m.intermediate = intermediate;
+  m.kv_heads = kv_heads, m.head_dim = head_dim;
+  m.vocab = 128256, m.positions = 131072, m.token_types = 0, m.eps = 1e-5f;
+  m.rope.theta = 500000.0, m.rope.factor = rope_factor;
+  m.tied_head = tied;
+  return m;
+}
+
 const std::vector<LmModel>& presets() {
   static const std::vector<LmModel> all = {
-      bert("bert-base", 12, 768, 12),   bert("bert-large", 24, 1024, 16),
-      gpt2("gpt2", 12, 768, 12),        gpt2("gpt2-medium", 24, 1024, 16),
-      gpt2("gpt2-large", 36, 1280, 20), gpt2("gpt2-xl", 48, 1600, 25)};
+      bert("bert-base", 12, 768, 12),
+      bert("bert-large", 24, 1024, 16),
+      gpt2("gpt2", 12, 768, 12),
+      gpt2("gpt2-medium", 24, 1024, 16),
+      gpt2("gpt2-large", 36, 1280, 20),
+      gpt2("gpt2-xl", 48, 1600, 25),
+      llama("llama-3.2-1b", 16, 2048, 32, 8, 64, 8192, 32, true),
+      llama("llama-3.2-3b", 28, 3072, 24, 8, 128, 8192, 32, true),
+      llama("llama-3.1-8b", 32, 4096, 32, 8, 128, 14336, 8, false)};
   return all;
 }
 
@@ -51,6 +71,7 @@ struct Rng {
 }  // namespace
 
 BlockConfig LmModel::block() const {
+  if (llama) return llama_block(hidden, heads, kv_heads, head_dim, intermediate, rope);
   return kind == LmKind::masked ? bert_block(hidden, heads, intermediate)
                                 : gpt2_block(hidden, heads, intermediate);
 }
@@ -119,6 +140,8 @@ void check_train_config(const TrainConfig& c) {
   if (m.kind == LmKind::masked && (m.token_types <= 0 || m.token_types > 4))
     bad("a masked LM needs 1 to 4 token types");
   if (c.mlm_probability <= 0.f || c.mlm_probability > 1.f) bad("mlm probability must be in (0, 1]");
+  if (m.llama && (m.kind != LmKind::causal || c.dropout != 0.f || m.positions < c.seq))
+    bad("a Llama model is a causal LM without dropout");
   if (c.ranks < 1 || c.ranks > 4096) bad("ranks must be 1 to 4096");
   if (c.tp_size > 1 && c.ranks > 1)
     XF_THROW(Unsupported, c.describe() + ": tensor parallelism (tp " + std::to_string(c.tp_size) +

@@ -8,6 +8,9 @@
 //                  own bias; the loss counts the masked 15% of positions only.
 //   causal (GPT-2) embeddings token + position, dropout; pre-LN blocks; final LayerNorm; LM head
 //                  tied to the token embeddings, no bias; each position predicts the next token.
+//   causal (Llama) token embeddings only (rotary positions inside the blocks), no dropout; Llama
+//                  blocks (llama_block); final RMSNorm; LM head tied (3.2-1b, 3.2-3b) or its own
+//                  weight "lm_head" (3.1-8b).
 #pragma once
 
 #include <cstdint>
@@ -26,15 +29,23 @@ struct LmModel {
   int layers = 24, hidden = 1024, heads = 16, intermediate = 4096;
   int vocab = 30522, positions = 512, token_types = 2;  // GPT-2: 50257, 1024, 0
   float eps = 1e-12f;                                   // every LayerNorm's (GPT-2: 1e-5)
+  // Llama: grouped-query attention with rotary embeddings (positions: the longest sequence; no
+  // position table), RMSNorm everywhere, a SwiGLU MLP, no dropout; the head tied or not.
+  bool llama = false;
+  int kv_heads = 0, head_dim = 0;
+  RopeConfig rope;
+  bool tied_head = true;
+  bool learned_positions() const { return !llama; }
 
   // The vocabulary the LM head computes: rounded up to a multiple of 64 so the logits' rows and the
   // tied table's GEMMs are aligned (30522 and 50257 are not multiples of 8). The extra rows of the
   // word table are zero and their logits never count (cross_entropy.hpp).
   int padded_vocab() const { return (vocab + 63) / 64 * 64; }
-  BlockConfig block() const;  // bert_block / gpt2_block with these widths
+  BlockConfig block() const;  // bert_block / gpt2_block / llama_block with these widths
 };
 
-// bert-base, bert-large, gpt2, gpt2-medium, gpt2-large, gpt2-xl; InvalidArgument otherwise.
+// bert-base, bert-large, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-3.2-1b, llama-3.2-3b,
+// llama-3.1-8b; InvalidArgument otherwise.
 LmModel lm_model(const std::string& name);
 std::vector<std::string> lm_model_names();
 
@@ -94,7 +105,8 @@ struct TrainConfig {
 void check_train_config(const TrainConfig& c);
 
 // The seeds' count per sample: 3·(L·(att + ffn) + 2·s·h·V), att = 8sh² + 4s²h, ffn = 4shI
-// (16sh² for I = 4h), V the true vocabulary; 4× instead of 3× with checkpointing.
+// (16sh² for I = 4h), V the true vocabulary; 4× instead of 3× with checkpointing. Llama:
+// att = 2sh(h + 2·kv·d) + 2sh² + 4s²h, ffn = 6shI (block_forward_flops).
 double train_flops_per_sample(const TrainConfig& c);
 
 // One micro-batch of synthetic data, fixed by `seed` (HF's dummy datasets: random token ids).

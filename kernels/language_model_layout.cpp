@@ -147,7 +147,8 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   std::vector<const BlockTensor*> block_params;
   for (const BlockTensor& t : block)
     if (t.role == TensorRole::parameter) block_params.push_back(&t);
-  const std::size_t first = masked ? 5 : 2, per_layer = block_params.size();
+  const std::size_t first = masked ? 5 : m.learned_positions() ? 2 : 1;  // embedding tables
+  const std::size_t per_layer = block_params.size();
   const BlockConfig bc = c.block();
   auto split = [&](std::size_t k) {
     return c.tp_size > 1 && tp_split(bc, block_params[k]->name).split;
@@ -166,7 +167,7 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   const std::size_t group_align = kParamAlign * std::size_t(c.ranks);
   b.group(group_align);
   b.param("word", Vp * H, std::size_t(m.vocab) * H);
-  b.param("position", std::size_t(m.positions) * H);
+  if (m.learned_positions()) b.param("position", std::size_t(m.positions) * H);
   if (masked)
     b.param("type", std::size_t(m.token_types) * H), b.param("emb_ln_w", H), b.param("emb_ln_b", H);
   for (int i = 0; i < m.layers; ++i) {
@@ -181,7 +182,9 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
         b.param("head_ln_b", H);
     b.param("decoder_b", Vp);
   } else {
-    b.param("lnf_w", H), b.param("lnf_b", H);
+    b.param("lnf_w", H);
+    if (!m.llama) b.param("lnf_b", H);  // Llama: RMSNorm
+    if (!m.tied_head) b.param("lm_head", Vp * H, std::size_t(m.vocab) * H);
   }
   l.param_elements = round_up(l.param_elements, group_align);
 

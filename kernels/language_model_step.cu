@@ -69,6 +69,18 @@ T* g(const Impl& m, const std::string& name) {
 }
 std::string boundary(int i) { return "boundary" + std::to_string(i); }
 
+// The learned position table (BERT, GPT-2), or null (Llama: rotary positions in the blocks).
+template <class T>
+T* position(const Impl& m) {
+  return m.c.model.learned_positions() ? p<T>(m, "position") : nullptr;
+}
+// The LM head's weight: the word table when tied, else Llama 3.1-8b's own "lm_head".
+template <class T>
+T* head_weight(const Impl& m, bool gradient) {
+  const char* name = m.c.model.tied_head ? "word" : "lm_head";
+  return gradient ? g<T>(m, name) : p<T>(m, name);
+}
+
 Dropout embedding_dropout(const Impl& m, std::uint64_t step) {
   return Dropout{m.c.dropout, m.dropout_seed(m.c.model.layers), step};
 }
@@ -86,8 +98,8 @@ void embeddings_forward(Impl& m, cudaStream_t s, int k, std::uint64_t step) {
     layernorm_forward<T>(x0, at<float>(m, "emb.mean"), at<float>(m, "emb.rstd"), sum,
                          p<T>(m, "emb_ln_w"), p<T>(m, "emb_ln_b"), z.T, z.H, m.c.model.eps, s);
   } else {
-    embedding_forward<T>(x0, ids, nullptr, p<T>(m, "word"), p<T>(m, "position"), nullptr, z.B, z.S,
-                         z.H, z.V, s);
+    embedding_forward<T>(x0, ids, nullptr, p<T>(m, "word"), position<T>(m), nullptr, z.B, z.S, z.H,
+                         z.V, s);
   }
   const Dropout d = embedding_dropout(m, step);
   if (d.active()) dropout_forward<T>(x0, x0, std::size_t(z.T) * z.H, d, s);
@@ -114,14 +126,15 @@ void embeddings_backward(Impl& m, cudaStream_t s, int k, std::uint64_t step, T* 
                           z.T, z.H, s);
     de = spare;
   }
-  const detail::ParamSlot& pos = m.layout.param("position");
-  XF_CUDA_CHECK(cudaMemsetAsync(g<T>(m, "position"), 0, pos.elements * sizeof(T), s));
-  if (masked)
-    XF_CUDA_CHECK(
-        cudaMemsetAsync(g<T>(m, "type"), 0, m.layout.param("type").elements * sizeof(T), s));
-  embedding_backward<T>(g<T>(m, "word"), g<T>(m, "position"), masked ? g<T>(m, "type") : nullptr,
-                        at<void>(m, "emb.scratch"), de, ids, types, z.B, z.S, z.H, z.V,
-                        masked ? m.c.model.token_types : 0, s);
+  auto zero = [&](const char* name) {
+    XF_CUDA_CHECK(cudaMemsetAsync(g<T>(m, name), 0, m.layout.param(name).elements * sizeof(T), s));
+  };
+  if (m.c.model.learned_positions()) zero("position");
+  if (masked) zero("type");
+  if (!m.c.model.tied_head) zero("word");  // no head gradient written into it first
+  embedding_backward<T>(g<T>(m, "word"), position<T>(m) ? g<T>(m, "position") : nullptr,
+                        masked ? g<T>(m, "type") : nullptr, at<void>(m, "emb.scratch"), de, ids,
+                        types, z.B, z.S, z.H, z.V, masked ? m.c.model.token_types : 0, s);
 }
 
 // Last layer's output -> logits [R, Vp] -> loss (accumulated over micro-batches) and dlogits in
@@ -144,11 +157,14 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
     bias_gelu_forward<T>(act, pre, p<T>(m, "head_b"), z.R, z.H, Gelu::erf, s);
     layernorm_forward<T>(out, mean, rstd, act, p<T>(m, "head_ln_w"), p<T>(m, "head_ln_b"), z.R, z.H,
                          eps, s);
+  } else if (m.c.model.llama) {
+    rmsnorm_forward<T>(out, rstd, top, p<T>(m, "lnf_w"), z.T, z.H, eps, s);
   } else {
     layernorm_forward<T>(out, mean, rstd, top, p<T>(m, "lnf_w"), p<T>(m, "lnf_b"), z.T, z.H, eps,
                          s);
   }
-  m.run(m.decoder, s, ops(out, p<T>(m, "word"), logits, masked ? p<T>(m, "decoder_b") : nullptr));
+  m.run(m.decoder, s,
+        ops(out, head_weight<T>(m, false), logits, masked ? p<T>(m, "decoder_b") : nullptr));
 
   const float per_micro = 1.f / m.c.accum;
   const bool scaled = m.c.precision == Precision::fp16;
@@ -158,10 +174,10 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
   cross_entropy_mean(at<float>(m, "head.loss"), at<float>(m, "head.losses"), targets, z.R,
                      per_micro, k > 0, s);
 
-  GemmOperands dword = ops(logits, out, g<T>(m, "word"));  // the tied table's first share
+  GemmOperands dword = ops(logits, out, head_weight<T>(m, true));  // tied: the table's first share
   if (masked) dword.bias_grad = g<T>(m, "decoder_b");
   m.run(m.d_decoder_w, s, dword);
-  m.run(m.d_decoder_x, s, ops(logits, p<T>(m, "word"), dout));
+  m.run(m.d_decoder_x, s, ops(logits, head_weight<T>(m, false), dout));
   T* dtop = at<T>(m, "dgrad0");
   float* scratch = at<float>(m, "norm_scratch");
   if (masked) {
@@ -174,6 +190,9 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
     m.run(m.d_dense_x, s, ops(dact, p<T>(m, "head_w"), dout));
     XF_CUDA_CHECK(cudaMemsetAsync(dtop, 0, std::size_t(z.T) * z.H * sizeof(T), s));
     copy_rows(dtop, rows, dout, nullptr, z.R, z.H * sizeof(T), s);
+  } else if (m.c.model.llama) {
+    rmsnorm_backward<T>(dtop, g<T>(m, "lnf_w"), scratch, dout, nullptr, top, p<T>(m, "lnf_w"), rstd,
+                        z.T, z.H, s);
   } else {
     layernorm_backward<T>(dtop, g<T>(m, "lnf_w"), g<T>(m, "lnf_b"), scratch, dout, nullptr, top,
                           p<T>(m, "lnf_w"), mean, rstd, z.T, z.H, s);

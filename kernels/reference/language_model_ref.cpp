@@ -31,28 +31,40 @@ const Vec& get(const Tensors& t, const std::string& name) {
   return it->second;
 }
 
-// LayerNorm over rows of C without residual or dropout; its backward returns the input gradient.
-Vec layernorm(const Vec& x, const Vec& w, const Vec& b, int N, int C, double eps) {
+// LayerNorm (RMSNorm with b null) over rows of C without residual or dropout; its backward
+// returns the input gradient.
+Vec layernorm(const Vec& x, const Vec& w, const Vec* b, int N, int C, double eps) {
   Vec out(x.size());
   norm_forward(out.data(), nullptr, nullptr, nullptr, x.data(), nullptr, nullptr, w.data(),
-               b.data(), Dropout{}, N, C, eps, false);
+               b ? b->data() : nullptr, Dropout{}, N, C, eps, !b);
   return out;
+}
+Vec layernorm(const Vec& x, const Vec& w, const Vec& b, int N, int C, double eps) {
+  return layernorm(x, w, &b, N, C, eps);
+}
+Vec layernorm_bwd(const Vec& dout, const Vec& x, const Vec& w, int N, int C, double eps, Vec& dw,
+                  Vec* db) {
+  Vec dx(x.size()), unused(C);
+  dw.assign(C, 0.0);
+  if (db) db->assign(C, 0.0);
+  norm_backward(dx.data(), nullptr, nullptr, dw.data(), db ? db->data() : unused.data(),
+                dout.data(), nullptr, nullptr, x.data(), w.data(), Dropout{}, N, C, eps, !db);
+  return dx;
 }
 Vec layernorm_bwd(const Vec& dout, const Vec& x, const Vec& w, int N, int C, double eps, Vec& dw,
                   Vec& db) {
-  Vec dx(x.size());
-  dw.assign(C, 0.0), db.assign(C, 0.0);
-  norm_backward(dx.data(), nullptr, nullptr, dw.data(), db.data(), dout.data(), nullptr, nullptr,
-                x.data(), w.data(), Dropout{}, N, C, eps, false);
-  return dx;
+  return layernorm_bwd(dout, x, w, N, C, eps, dw, &db);
 }
 
+// A layer's parameters (those its block has: Llama's have no biases) and its input.
 Tensors layer_inputs(const Tensors& params, int layer, const Vec& x) {
   Tensors in;
   in["x"] = x;
-  for (const std::string& p :
-       {"wqkv", "bqkv", "wo", "bo", "ln1_w", "ln1_b", "wi", "bi", "wout", "bout", "ln2_w", "ln2_b"})
-    in[p] = get(params, layer_parameter(layer, p));
+  for (const std::string& p : {"wqkv", "bqkv", "wo", "bo", "ln1_w", "ln1_b", "wi", "bi", "wout",
+                               "bout", "ln2_w", "ln2_b"}) {
+    auto it = params.find(layer_parameter(layer, p));
+    if (it != params.end()) in[p] = it->second;
+  }
   return in;
 }
 
@@ -84,16 +96,21 @@ std::string layer_parameter(int layer, const std::string& name) {
 }
 
 std::vector<std::string> language_model_parameters(const LmModel& m) {
-  std::vector<std::string> out = {"word", "position"};
+  std::vector<std::string> out = {"word"};
+  if (m.learned_positions()) out.push_back("position");
   if (m.kind == LmKind::masked) out.insert(out.end(), {"type", "emb_ln_w", "emb_ln_b"});
+  const std::vector<const char*> llama = {"wqkv", "wo", "ln1_w", "wi", "wout", "ln2_w"},
+                                 biased = {"wqkv", "bqkv", "wo",   "bo",   "ln1_w", "ln1_b",
+                                           "wi",   "bi",   "wout", "bout", "ln2_w", "ln2_b"};
   for (int l = 0; l < m.layers; ++l)
-    for (const char* p : {"wqkv", "bqkv", "wo", "bo", "ln1_w", "ln1_b", "wi", "bi", "wout", "bout",
-                          "ln2_w", "ln2_b"})
-      out.push_back(layer_parameter(l, p));
+    for (const char* p : m.llama ? llama : biased) out.push_back(layer_parameter(l, p));
   if (m.kind == LmKind::masked)
     out.insert(out.end(), {"head_w", "head_b", "head_ln_w", "head_ln_b", "decoder_b"});
+  else if (m.llama)
+    out.push_back("lnf_w");
   else
     out.insert(out.end(), {"lnf_w", "lnf_b"});
+  if (!m.tied_head) out.push_back("lm_head");
   return out;
 }
 
@@ -105,12 +122,14 @@ double language_model(const TrainConfig& c, const TokenBatch& data, const Tensor
   BlockConfig bc = c.block();
   bc.set_dropout(0.f);
 
-  // Embeddings: e = word[id] + position[s] (+ type[t]); BERT normalises them.
-  const Vec &word = get(params, "word"), &position = get(params, "position");
+  // Embeddings: e = word[id] + position[s] (+ type[t]); BERT normalises them. Llama: word only.
+  const Vec& word = get(params, "word");
+  const Vec* position = m.learned_positions() ? &get(params, "position") : nullptr;
   Vec e(std::size_t(T) * H);
   for (int t = 0; t < T; ++t)
     for (int j = 0; j < H; ++j) {
-      double v = word[std::size_t(data.ids[t]) * H + j] + position[std::size_t(t % S) * H + j];
+      double v = word[std::size_t(data.ids[t]) * H + j] +
+                 (position ? (*position)[std::size_t(t % S) * H + j] : 0.0);
       if (masked) v += get(params, "type")[std::size_t(data.type_ids[t]) * H + j];
       e[std::size_t(t) * H + j] = v;
     }
@@ -138,10 +157,12 @@ double language_model(const TrainConfig& c, const TokenBatch& data, const Tensor
       act[i] = gelu(pre[i], Gelu::erf);
     }
     hidden = layernorm(act, get(params, "head_ln_w"), get(params, "head_ln_b"), R, H, m.eps);
-  } else {
-    hidden = layernorm(hin, get(params, "lnf_w"), get(params, "lnf_b"), R, H, m.eps);
+  } else {  // Llama: RMSNorm
+    hidden = layernorm(hin, get(params, "lnf_w"), m.llama ? nullptr : &get(params, "lnf_b"), R, H,
+                       m.eps);
   }
-  Vec logits = matmul(hidden, word, R, V, H, false, true);
+  const Vec& head = m.tied_head ? word : get(params, "lm_head");
+  Vec logits = matmul(hidden, head, R, V, H, false, true);
   if (masked) {
     const Vec& db = get(params, "decoder_b");
     for (std::size_t i = 0; i < logits.size(); ++i) logits[i] += db[i % V];
@@ -152,8 +173,14 @@ double language_model(const TrainConfig& c, const TokenBatch& data, const Tensor
 
   Tensors& g = *grads;
   g.clear();
-  g["word"] = matmul(dlogits, hidden, V, H, R, true, false);  // the tied decoder's share
-  Vec dhidden = matmul(dlogits, word, R, H, V, false, false);
+  Vec dhead = matmul(dlogits, hidden, V, H, R, true, false);
+  if (m.tied_head) {
+    g["word"] = std::move(dhead);  // the tied decoder's share
+  } else {
+    g["lm_head"] = std::move(dhead);
+    g["word"].assign(word.size(), 0.0);
+  }
+  Vec dhidden = matmul(dlogits, head, R, H, V, false, false);
   Vec dhin;
   if (masked) {
     Vec dbias(V, 0.0);
@@ -170,7 +197,8 @@ double language_model(const TrainConfig& c, const TokenBatch& data, const Tensor
     g["head_w"] = matmul(dact, hin, H, H, R, true, false);
     dhin = matmul(dact, get(params, "head_w"), R, H, H, false, false);
   } else {
-    dhin = layernorm_bwd(dhidden, hin, get(params, "lnf_w"), R, H, m.eps, g["lnf_w"], g["lnf_b"]);
+    dhin = layernorm_bwd(dhidden, hin, get(params, "lnf_w"), R, H, m.eps, g["lnf_w"],
+                         m.llama ? nullptr : &g["lnf_b"]);
   }
   Vec dx(std::size_t(T) * H, 0.0);
   for (int r = 0; r < R; ++r)
@@ -190,16 +218,16 @@ double language_model(const TrainConfig& c, const TokenBatch& data, const Tensor
   Vec de = masked ? layernorm_bwd(dx, e, get(params, "emb_ln_w"), T, H, m.eps, g["emb_ln_w"],
                                   g["emb_ln_b"])
                   : dx;
-  Vec dposition(get(params, "position").size(), 0.0);
+  Vec dposition(position ? position->size() : 0, 0.0);
   Vec dtype(masked ? get(params, "type").size() : 0, 0.0);
   for (int t = 0; t < T; ++t)
     for (int j = 0; j < H; ++j) {
       const double d = de[std::size_t(t) * H + j];
       g["word"][std::size_t(data.ids[t]) * H + j] += d;
-      dposition[std::size_t(t % S) * H + j] += d;
+      if (position) dposition[std::size_t(t % S) * H + j] += d;
       if (masked) dtype[std::size_t(data.type_ids[t]) * H + j] += d;
     }
-  g["position"] = dposition;
+  if (position) g["position"] = dposition;
   if (masked) g["type"] = dtype;
   return loss;
 }

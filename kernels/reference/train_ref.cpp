@@ -12,7 +12,8 @@ void embedding_forward(double* out, const int* ids, const int* type_ids, const d
                        const double* position, const double* type, int B, int S, int C) {
   for (std::size_t r = 0; r < std::size_t(B) * S; ++r)
     for (int c = 0; c < C; ++c)
-      out[r * C + c] = word[std::size_t(ids[r]) * C + c] + position[(r % S) * C + c] +
+      out[r * C + c] = word[std::size_t(ids[r]) * C + c] +
+                       (position ? position[(r % S) * C + c] : 0.0) +
                        (type ? type[std::size_t(type_ids[r]) * C + c] : 0.0);
 }
 

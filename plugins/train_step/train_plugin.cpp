@@ -1,7 +1,7 @@
 // The TrainStep family: a whole training step (forward, loss, backward, clipping, AdamW) of
-// BERT masked LM and GPT-2 causal LM, with the seeds' knobs in the names: attention backend,
-// model, precision, seq, batch, gradient accumulation, checkpointing, fused or unfused AdamW;
-// and their multi-GPU variants (parallel_case.hpp) after them.
+// BERT masked LM, GPT-2 and Llama causal LMs, with the seeds' knobs in the names: attention
+// backend, model, precision, seq, batch, gradient accumulation, checkpointing, fused or unfused
+// AdamW; and their multi-GPU variants (parallel_case.hpp) after them.
 #include <set>
 #include <string>
 #include <vector>
@@ -53,7 +53,7 @@ TrainConfig base(const kernels::LmModel& m, int seq, int batch, float dropout) {
   TrainConfig c;
   c.model = m;
   c.seq = seq, c.batch = batch;
-  c.dropout = dropout;
+  c.dropout = m.llama ? 0.f : dropout;  // Llama's configs have none
   return c;
 }
 
@@ -116,7 +116,7 @@ void register_cases() {
       const kernels::LmModel m = sized_model(name, t);
       r.tag = t;
       const bool masked = m.kind == kernels::LmKind::masked;
-      for (int seq : seqs.empty() ? std::vector<int>{masked ? 128 : 1024} : seqs)
+      for (int seq : seqs.empty() ? std::vector<int>{m.llama ? 4096 : masked ? 128 : 1024} : seqs)
         for (int batch : batches.empty() ? std::vector<int>{8} : batches)
           for (const std::string& p : precisions)
             for (const std::string& be : backends)
@@ -165,6 +165,18 @@ void register_cases() {
   r.add(base(kernels::lm_model("gpt2"), 1024, 8, dropout), Suite::extended);
   r.add(base(kernels::lm_model("gpt2-large"), 1024, 4, dropout), Suite::extended);
   r.add(base(kernels::lm_model("gpt2-xl"), 1024, 2, dropout), Suite::extended);
+  // Llama on one GPU (issue 38): bf16 at seq 4096, no dropout; 3B with checkpointing (its
+  // parameters, gradients and AdamW state alone take 51 GB), and without at batch 1.
+  const kernels::LmModel llama1b = kernels::lm_model("llama-3.2-1b"),
+                         llama3b = kernels::lm_model("llama-3.2-3b");
+  for (bool ckpt : {false, true}) {
+    TrainConfig c = base(llama1b, 4096, 4, dropout);
+    c.checkpointing = ckpt;
+    r.add(c, Suite::extended);
+    c = base(llama3b, 4096, ckpt ? 2 : 1, dropout);
+    c.checkpointing = ckpt;
+    r.add(c, Suite::extended);
+  }
 
   // Multi-GPU: the seeds' BERT-large and (for ZeRO-2's memory) gpt2-large, per-GPU batches.
   add_parallel_cases(heads[0], "", parallel, Suite::core);

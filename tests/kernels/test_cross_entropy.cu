@@ -81,6 +81,7 @@ TYPED_TEST(CrossEntropy, MatchesReference) {
   check<T>(13, 30522, padded(30522), false);
   check<T>(13, 50257, padded(50257), true);
   check<T>(5, 50257, padded(50257) + 64, false);  // extra padding
+  check<T>(5, 128256, 128256, false);             // Llama 3's vocabulary
 }
 
 TEST(CrossEntropyArgs, RejectsBadInput) {

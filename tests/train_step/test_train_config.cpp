@@ -197,11 +197,13 @@ TEST(TrainLayout, ChainsLayersAndSegmentsParameters) {
   EXPECT_EQ(lt.plan.describe().find("master"), std::string::npos) << lt.plan.describe();
 }
 
-// The reference's gradients against central differences of its own loss, in float64.
-void check_reference_gradients(LmKind kind) {
-  TrainConfig c = xftest::tiny(kind);
+// The reference's gradients against central differences of its own loss, in float64. Llama:
+// grouped-query attention (4 heads over 2), RoPE, SwiGLU, RMSNorm, the head tied or not.
+void check_reference_gradients(LmKind kind, bool llama = false, bool tied = true) {
+  TrainConfig c = llama ? xftest::tiny_llama(Precision::bf16, tied) : xftest::tiny(kind);
   c.model.layers = 1, c.model.hidden = 16, c.model.heads = 2, c.model.intermediate = 32;
-  c.model.vocab = 40, c.model.positions = 16, c.batch = 2, c.seq = 8;
+  if (llama) c.model.heads = 4, c.model.kv_heads = 2, c.model.head_dim = 8;
+  c.model.vocab = 40, c.model.positions = llama ? 131072 : 16, c.batch = 2, c.seq = 8;
   const TokenBatch d = synthetic_batch(c, 5);
   ref::Tensors params = xftest::random_parameters(c.model, 11), grads;
   ref::language_model(c, d, params, &grads);
@@ -224,6 +226,10 @@ TEST(TrainReference, MaskedLmGradientsMatchFiniteDifferences) {
 }
 TEST(TrainReference, CausalLmGradientsMatchFiniteDifferences) {
   check_reference_gradients(LmKind::causal);
+}
+TEST(TrainReference, LlamaGradientsMatchFiniteDifferences) {
+  check_reference_gradients(LmKind::causal, true, true);
+  check_reference_gradients(LmKind::causal, true, false);  // llama-3.1-8b's own lm_head
 }
 
 TEST(TrainReference, UniformLogitsGiveLnVocab) {
@@ -248,6 +254,24 @@ TEST(TrainNames, KnobsInTheName) {
             "layers:2");
 }
 
+// Llama's count per token: 3·(L·(2h(h + 2·kv·d) + 2h² + 6hI + 4sh) + 2hV) (issue 38's rule, the
+// seeds' extended to grouped-query attention and the gated MLP).
+TEST(TrainFlops, LlamaRule) {
+  TrainConfig c;
+  c.model = lm_model("llama-3.2-1b");
+  c.seq = 4096, c.batch = 4, c.dropout = 0.f;
+  const double L = 16, h = 2048, kv = 8, d = 64, I = 8192, s = 4096, V = 128256;
+  const double per_token =
+      3 * (L * (2 * h * (h + 2 * kv * d) + 2 * h * h + 6 * h * I + 4 * s * h) + 2 * h * V);
+  EXPECT_NEAR(train_flops_per_sample(c), per_token * s, 1e-9 * per_token * s);
+  EXPECT_FALSE(c.model.learned_positions());
+  EXPECT_TRUE(c.model.tied_head);
+  EXPECT_FALSE(lm_model("llama-3.1-8b").tied_head);
+  EXPECT_NO_THROW(check_train_config(c));
+  c.dropout = 0.1f;  // Llama has none
+  EXPECT_THROW(check_train_config(c), InvalidArgument);
+}
+
 // The plugin lists its cases without a GPU: the three headline cases in the default suite, the
 // knobs beside them; flags make a cross product; bad flags exit 2.
 TEST(TrainPlugin, ListsTheSeedsCases) {
@@ -260,6 +284,8 @@ TEST(TrainPlugin, ListsTheSeedsCases) {
         "TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:unfused",
         "TrainStep/fused/bert-large/bf16/seq:128/batch:64/accum:4/ckpt:off/adamw:fused",
         "TrainStep/fused/gpt2-medium/bf16/seq:1024/batch:8/accum:1/ckpt:on/adamw:fused",
+        "TrainStep/fused/llama-3.2-1b/bf16/seq:4096/batch:4/accum:1/ckpt:off/adamw:fused",
+        "TrainStep/fused/llama-3.2-3b/bf16/seq:4096/batch:2/accum:1/ckpt:on/adamw:fused",
         "TrainStep/unfused/bert-large/tf32/seq:512/batch:16/accum:1/ckpt:off/adamw:fused",
         "TrainStep/flash/bert-large/bf16/seq:128/batch:64/accum:1/ckpt:off/adamw:fused"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;

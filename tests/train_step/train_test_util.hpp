@@ -28,11 +28,35 @@ inline xfbench::kernels::TrainConfig tiny(
   return c;
 }
 
+// The tiny Llama: 2 layers, hidden 128, 4 query heads over 2 key/value heads of 64
+// (GQA 2:1), MLP 256, RoPE with Llama 3.1's scaling, vocab 512; tied head or its own; batch 2,
+// seq 32.
+inline xfbench::kernels::TrainConfig tiny_llama(
+    xfbench::kernels::Precision p = xfbench::kernels::Precision::bf16, bool tied = true) {
+  using namespace xfbench::kernels;
+  TrainConfig c;
+  c.model = lm_model("llama-3.1-8b");
+  c.model.layers = 2, c.model.hidden = 128, c.model.heads = 4, c.model.kv_heads = 2;
+  c.model.head_dim = 64, c.model.intermediate = 256, c.model.vocab = 512;
+  c.model.tied_head = tied;
+  c.batch = 2, c.seq = 32;
+  c.precision = p;
+  c.dropout = 0.f;
+  return c;
+}
+
 // The shape of every parameter of a model (language_model_ref.hpp's names).
 inline std::size_t parameter_size(const xfbench::kernels::LmModel& m, const std::string& name) {
   const std::size_t H = m.hidden, I = m.intermediate, V = m.vocab;
   const std::string local = name.substr(name.find('.') + 1);
-  if (name == "word") return V * H;
+  if (name == "word" || name == "lm_head") return V * H;
+  if (m.llama) {  // grouped-query QKV over the attention width, a gated MLP
+    const std::size_t A = std::size_t(m.heads) * m.head_dim,
+                      KV = std::size_t(m.kv_heads) * m.head_dim;
+    if (local == "wqkv") return (A + 2 * KV) * H;
+    if (local == "wo") return H * A;
+    if (local == "wi") return 2 * I * H;
+  }
   if (name == "position") return std::size_t(m.positions) * H;
   if (name == "type") return std::size_t(m.token_types) * H;
   if (name == "decoder_b") return V;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2129  # one redirect a line: each step as it ran
 # Session 14, device call C: the 42-case default suite timed end to end (process start included,
 # every line timestamped), then Burn bf16 60 s alone, with the CPU burn beside it, and the CPU
 # alone 30 s (issue 37).

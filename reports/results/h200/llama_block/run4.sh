@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2129  # one redirect a line: each step as it ran
 # Session 14, device call D: GPU tests of the Llama parts and the faster float64 reference, the
 # parts at the headline shape, llama-3.2-1b flash vs cuDNN attention at seq 2048 and 8192, and the
 # default suite's two LlamaBlock cases timed end to end (validation included).
