@@ -77,6 +77,11 @@ BurnFlags read_burn_flags() {
                          "Burn: burn the CPU cores (Burn/cpu's load) beside every GPU burn, in "
                          "the same window: the whole machine at once");
   if (const char* faults = std::getenv(kCpuFaultVariable)) f.cpu_faults = parse_cpu_faults(faults);
+  f.host_mem_pct = double(flag_int("burn_host_mem_pct", 0,
+                                   "Burn: test this share of the host's available RAM with moving "
+                                   "inversion patterns beside every burn (0: off)",
+                                   {0, 90, "percent"}));
+  if (const char* faults = std::getenv(kMemFaultVariable)) f.mem_faults = parse_mem_faults(faults);
   return f;
 }
 
@@ -131,12 +136,18 @@ BurnShape burn_shape(Dtype t) {
 
 double reference_tolerance(Dtype t) { return dtype_burn(t).tolerance; }
 
-std::string burn_case_name(Dtype t, double seconds, bool with_cpu) {
+namespace {
+std::string mem_tag(double mem_pct) { return mem_pct > 0 ? "/mem:" + number(mem_pct) : ""; }
+}  // namespace
+
+std::string burn_case_name(Dtype t, double seconds, bool with_cpu, double mem_pct) {
   return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds) +
-         (with_cpu ? "/cpu:on" : "");
+         (with_cpu ? "/cpu:on" : "") + mem_tag(mem_pct);
 }
 
-std::string cpu_burn_case_name(double seconds) { return "Burn/cpu/seconds:" + number(seconds); }
+std::string cpu_burn_case_name(double seconds, double mem_pct) {
+  return "Burn/cpu/seconds:" + number(seconds) + mem_tag(mem_pct);
+}
 
 std::vector<CpuFault> parse_cpu_faults(const std::string& text) {
   std::vector<CpuFault> faults;

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_burn.hpp"  // CpuFault
+#include "cpu_burn.hpp"     // CpuFault
+#include "host_memory.hpp"  // HostMemFault
 #include "kernels/gemm.hpp"
 #include "xfbench/dtype.hpp"
 
@@ -47,6 +48,8 @@ struct BurnFlags {
   std::vector<int> cpu_cores;  // --xfbench_burn_cpu_cores; default: every core this process may use
   bool with_cpu = false;       // --xfbench_burn_cpu: the CPU burn beside every GPU burn
   std::vector<CpuFault> cpu_faults;  // XFBENCH_BURN_TEST_CPU_FAULTS (test hook)
+  double host_mem_pct = 0;  // --xfbench_burn_host_mem_pct: the host-memory test beside (0: off)
+  std::vector<HostMemFault> mem_faults;  // XFBENCH_BURN_TEST_MEM_FAULTS (test hook)
 };
 
 // Reads and checks every flag above. A GPU index is checked against the visible devices only
@@ -73,10 +76,11 @@ BurnShape burn_shape(Dtype t);
 double reference_tolerance(Dtype t);
 
 // "Burn/tf32/seconds:60"; "Burn/tf32/seconds:60/cpu:on" with the CPU burn beside it
-// (--xfbench_burn_cpu: another measurement, so another name).
-std::string burn_case_name(Dtype t, double seconds, bool with_cpu = false);
-// "Burn/cpu/seconds:60": every selected core, beside no GPU
-std::string cpu_burn_case_name(double seconds);
+// (--xfbench_burn_cpu: another measurement, so another name); "/mem:10" with the host-memory test
+// over 10% of the available RAM beside it.
+std::string burn_case_name(Dtype t, double seconds, bool with_cpu = false, double mem_pct = 0);
+// "Burn/cpu/seconds:60": every selected core, beside no GPU ("/mem:10" as above)
+std::string cpu_burn_case_name(double seconds, double mem_pct = 0);
 
 // The faults of XFBENCH_BURN_TEST_FAULTS, "slot:product:element:bit[:every],..." (tests of the
 // whole program set it; nothing else should).

@@ -6,6 +6,7 @@
 // with its own code.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "burn_report.hpp"
 #include "cpu_burn.hpp"
 #include "cpu_report.hpp"
+#include "host_memory.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::burn {
@@ -32,7 +34,7 @@ BurnConfig config_for(const BurnFlags& flags, Dtype dtype) {
   }
   c.search = flags.search;
   c.inputs = input_range(flags.inputs, dtype);
-  c.name = burn_case_name(dtype, flags.seconds, flags.with_cpu);
+  c.name = burn_case_name(dtype, flags.seconds, flags.with_cpu, flags.host_mem_pct);
   c.faults = flags.faults;
   return c;
 }
@@ -54,16 +56,26 @@ void report_cpu_verdicts(const CpuBurnReport& r) {
   if (any_core_not_run(r)) report_device_not_run();
 }
 
-// The CPU burn beside a GPU burn (--xfbench_burn_cpu): started when the GPUs' clock starts, on a
-// thread of its own, joined when the GPU burn ends (also when it throws).
-class CpuBeside {
+HostMemConfig mem_config_for(const BurnFlags& flags) {
+  HostMemConfig c;
+  c.pct = flags.host_mem_pct;
+  c.seconds = flags.seconds;
+  c.faults = flags.mem_faults;
+  return c;
+}
+
+// What runs beside a burn (the CPU burn beside the GPUs', the host-memory test beside either):
+// started when the burn's clock starts, on a thread of its own, joined when it ends (also when it
+// throws).
+template <class Report>
+class Beside {
  public:
-  explicit CpuBeside(CpuBurnConfig c) : c_(std::move(c)) {}
-  ~CpuBeside() { join(); }
+  explicit Beside(std::function<Report()> run) : run_(std::move(run)) {}
+  ~Beside() { join(); }
   void start() {
     thread_ = std::thread([this] {
       try {
-        report_ = run_cpu_burn(c_);
+        report_ = run_();
       } catch (const std::exception& e) {
         error_ = e.what();
       }
@@ -72,31 +84,62 @@ class CpuBeside {
   void join() {
     if (thread_.joinable()) thread_.join();
   }
-  const std::optional<CpuBurnReport>& report() const { return report_; }
+  const std::optional<Report>& report() const { return report_; }
   const std::string& error() const { return error_; }
 
  private:
-  CpuBurnConfig c_;
+  std::function<Report()> run_;
   std::thread thread_;
-  std::optional<CpuBurnReport> report_;
+  std::optional<Report> report_;
   std::string error_;
 };
+
+// The host-memory test beside a burn (--xfbench_burn_host_mem_pct), or none.
+std::optional<Beside<HostMemReport>> host_memory_beside(const BurnFlags& flags) {
+  if (flags.host_mem_pct <= 0) return std::nullopt;
+  const HostMemConfig c = mem_config_for(flags);
+  return std::optional<Beside<HostMemReport>>(std::in_place,
+                                              [c] { return run_host_memory_test(c); });
+}
+
+// Its counters, verdict (a word read back wrong: a faulty device, exit 5; not run: exit 1) and
+// label part ("; host memory OK (...)").
+std::string report_host_memory(benchmark::State& state, const std::string& name,
+                               const std::optional<HostMemReport>& report,
+                               const std::string& error) {
+  if (!report) {
+    report_device_not_run();
+    return "; host memory NOT RUN (" + (error.empty() ? "never started" : error) + ")";
+  }
+  const HostMemReport& r = *report;
+  for (const auto& [name, value] : host_memory_counters(r)) state.counters[name] = value;
+  if (r.errors) report_faulty_device();
+  if (!r.not_run.empty()) report_device_not_run();
+  std::fprintf(stderr, "%s %s\n", name.c_str(), host_memory_label(r).c_str());
+  return "; " + host_memory_label(r);
+}
 
 // The burn, once per repetition; its result as counters and label. A GPU that could not burn
 // (memory) is counted in gpus_not_run, and a dtype no selected GPU has skips the case.
 void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
   BurnConfig c = config_for(flags, dtype);
-  std::optional<CpuBeside> cpu;
+  std::optional<Beside<CpuBurnReport>> cpu;
   if (flags.with_cpu) {
-    cpu.emplace(cpu_config_for(flags, c.name + " cpu"));
-    c.on_start = [&cpu] { cpu->start(); };
+    const CpuBurnConfig cc = cpu_config_for(flags, c.name + " cpu");
+    cpu.emplace([cc] { return run_cpu_burn(cc); });
   }
+  std::optional<Beside<HostMemReport>> mem = host_memory_beside(flags);
+  c.on_start = [&cpu, &mem] {
+    if (cpu) cpu->start();
+    if (mem) mem->start();
+  };
   std::optional<BurnReport> report;
   double seconds = 0;
   for (auto _ : state) {
     if (!report) {
       report = run_burn(c);
       if (cpu) cpu->join();
+      if (mem) mem->join();
       for (const SlotResult& s : report->slots) {
         std::fprintf(stderr, "%s\n", summary_line(c.name, s).c_str());
         double gpu_seconds = 0;
@@ -127,6 +170,7 @@ void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
     label +=
         "; CPU NOT RUN (" + (cpu->error().empty() ? "the GPUs never started" : cpu->error()) + ")";
   }
+  if (mem) label += report_host_memory(state, c.name, mem->report(), mem->error());
   add_label(state, label);
 }
 
@@ -134,32 +178,45 @@ void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
 // Google Benchmark runs a case again with more iterations when the calling thread's CPU time
 // stayed under --benchmark_min_time (0.5 s: a burn of a second or less on a busy machine); such a
 // rerun starts above one iteration and reports the burn before it instead of burning again.
-void cpu_burn_case(benchmark::State& state, const BurnFlags& flags,
-                   std::optional<CpuBurnReport>& last) {
-  const CpuBurnConfig c = cpu_config_for(flags, cpu_burn_case_name(flags.seconds));
-  const bool rerun = state.max_iterations > 1 && last;
+struct CpuBurnRun {  // the last burn, for a rerun to report
+  std::optional<CpuBurnReport> cpu;
+  std::optional<HostMemReport> mem;
+  std::string mem_error;
+};
+void cpu_burn_case(benchmark::State& state, const BurnFlags& flags, CpuBurnRun& last) {
+  const CpuBurnConfig c =
+      cpu_config_for(flags, cpu_burn_case_name(flags.seconds, flags.host_mem_pct));
+  const bool rerun = state.max_iterations > 1 && last.cpu;
   for (auto _ : state) {
     if (rerun || state.iterations() > 0) continue;
-    last = run_cpu_burn(c);
-    for (const std::string& line : cpu_summary_lines(c.name, *last))
+    std::optional<Beside<HostMemReport>> mem = host_memory_beside(flags);
+    if (mem) mem->start();
+    last.cpu = run_cpu_burn(c);
+    if (mem) {
+      mem->join();
+      last.mem = mem->report(), last.mem_error = mem->error();
+    }
+    for (const std::string& line : cpu_summary_lines(c.name, *last.cpu))
       std::fprintf(stderr, "%s\n", line.c_str());
   }
-  for (const auto& [name, value] : cpu_counters(*last)) state.counters[name] = value;
-  report_cpu_verdicts(*last);
-  add_label(state, cpu_label(*last));
+  for (const auto& [name, value] : cpu_counters(*last.cpu)) state.counters[name] = value;
+  report_cpu_verdicts(*last.cpu);
+  std::string label = cpu_label(*last.cpu);
+  if (flags.host_mem_pct > 0) label += report_host_memory(state, c.name, last.mem, last.mem_error);
+  add_label(state, label);
 }
 
 void register_cases() {
   const BurnFlags flags = read_burn_flags();
   for (Dtype t : flags.dtypes) {
     add_case(
-        burn_case_name(t, flags.seconds, flags.with_cpu),
+        burn_case_name(t, flags.seconds, flags.with_cpu, flags.host_mem_pct),
         [flags, t](benchmark::State& state) { burn_case(state, flags, t); }, Needs::gpu,
         Suite::on_request);
   }
-  auto last = std::make_shared<std::optional<CpuBurnReport>>();
+  auto last = std::make_shared<CpuBurnRun>();
   add_case(
-      cpu_burn_case_name(flags.seconds),
+      cpu_burn_case_name(flags.seconds, flags.host_mem_pct),
       [flags, last](benchmark::State& state) { cpu_burn_case(state, flags, *last); }, Needs::cpu,
       Suite::on_request);
 }
