@@ -87,9 +87,24 @@ TRAIN_MODELS = {
     "gpt2-large": (36, 1280, 20, 50257),
     "gpt2-xl": (48, 1600, 25, 50257),
 }
+# Llama causal LMs for TrainStep, as xfbench's kernels/language_model_config.cpp: name -> (layers,
+# tied head); the sizes are LLAMA_MODELS', vocab LLAMA_VOCAB. 3.2-1b and 3.2-3b tie the LM head to
+# the token embedding, 3.1-8b has its own lm_head.
+LLAMA_TRAIN = {"llama-3.2-1b": (16, True), "llama-3.2-3b": (28, True), "llama-3.1-8b": (32, False)}
+LLAMA_VOCAB = 128256
+# xfbench's one-GPU Llama TrainStep cases (its extended suite), bf16, accum 1, fused AdamW:
+# model -> [(seq, batch, ckpt)]; 3b runs batch 1 without checkpointing, batch 2 with it.
+LLAMA_TRAIN_CASES = {"llama-3.2-1b": [(4096, 4, False), (4096, 4, True)],
+                     "llama-3.2-3b": [(4096, 1, False), (4096, 2, True)]}
+# The Llama TrainStep backends: HF's sdpa attention, and torch.compile of that model (compiled
+# before the timing; Llama only: the BERT/GPT-2 TrainStep peer has no compile variant).
+LLAMA_TRAIN_BACKENDS = ("torch-sdpa", "torch-compile")
 # xfbench's TrainStep default suite (model, seq, batch) and the knobs it changes one at a time
 # around each: (precision, accum, ckpt, adamw).
 TRAIN_HEADLINES = [("bert-large", 128, 64), ("bert-large", 512, 16), ("gpt2-medium", 1024, 8)]
+# --train-models: the headline models (their headlines and knobs, the default) and the Llama ones
+DEFAULT_TRAIN_MODELS = tuple(dict.fromkeys(m for m, _, _ in TRAIN_HEADLINES))
+TRAIN_CHOICES = DEFAULT_TRAIN_MODELS + tuple(LLAMA_TRAIN_CASES)
 TRAIN_KNOBS = [("bf16", 1, False, "fused"), ("bf16", 1, False, "unfused"), ("bf16", 4, False, "fused"),
                ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused"), ("tf32", 1, False, "fused")]
 # tf32 (fp32 weights, TF32 products) also with HF's eager attention: the algorithm of xfbench's
@@ -189,10 +204,34 @@ def llama_name(model, backend, dtype, passes, seq, batch):
 
 def train_flops_per_sample(model, s, ckpt=False):
     """3 * (L * (att + ffn) + 2*s*h*V) per sample; 4x instead of 3x with activation checkpointing
-    (the forward runs twice)."""
-    L, h, _, V = TRAIN_MODELS[model]
-    per = L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V
+    (the forward runs twice). BERT, GPT-2: att + ffn = 24sh^2 + 4s^2h. Llama (xfbench's rule, its
+    block_forward_flops): att + ffn = llama_flops(1, s) = s * (2h(A + 2*kv*d) + 2Ah + 6hI + 4sA),
+    A = heads * head_dim, V = 128256 (the head counted once, tied or not)."""
+    if model in LLAMA_TRAIN:
+        L, h = LLAMA_TRAIN[model][0], LLAMA_MODELS[model][0]
+        per = L * llama_flops(1, s, model) + 2 * s * h * LLAMA_VOCAB
+    else:
+        L, h, _, V = TRAIN_MODELS[model]
+        per = L * (24 * s * h * h + 4 * s * s * h) + 2 * s * h * V
     return (4 if ckpt else 3) * per
+
+
+def llama_train_config(model, seq=0):
+    """LlamaConfig arguments of the whole causal LM `model` (llama_config's layer arguments with
+    the model's layers, the vocabulary, the tied or own LM head; no KV cache in a training step)."""
+    layers, tied = LLAMA_TRAIN[model]
+    return dict(llama_config(model, seq), num_hidden_layers=layers, vocab_size=LLAMA_VOCAB,
+                tie_word_embeddings=tied, use_cache=False)
+
+
+def llama_param_count(model):
+    """Parameters of LlamaForCausalLM(model): embedding, per layer q/k/v/o, gate/up/down and two
+    RMSNorms, the final RMSNorm, and lm_head when not tied (1,235,814,400 for llama-3.2-1b)."""
+    h, heads, kv, d, inter, _ = LLAMA_MODELS[model]
+    layers, tied = LLAMA_TRAIN[model]
+    a = heads * d
+    layer = h * a + 2 * h * kv * d + a * h + 3 * h * inter + 2 * h
+    return (1 if tied else 2) * LLAMA_VOCAB * h + layers * layer + h
 
 
 def vector_bytes(op, n, dtype):
@@ -203,7 +242,8 @@ def vector_bytes(op, n, dtype):
 def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(DEFAULT_GPT2,),
                   gpus=0, nccl_ops=nccl.OPS, nccl_dtypes=nccl.DEFAULT_DTYPES,
                   nccl_sizes=nccl.DEFAULT_SIZES, llama_models=DEFAULT_LLAMA_MODELS,
-                  llama_shapes=None, llama_dtypes=DEFAULT_LLAMA_DTYPES):
+                  llama_shapes=None, llama_dtypes=DEFAULT_LLAMA_DTYPES,
+                  train_models=DEFAULT_TRAIN_MODELS):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -251,14 +291,26 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                             model=model, backend=backend, dtype=dtype, passes=passes,
                                             seq=s, batch=b))
     if "TrainStep" in families:
-        for model, s, b in TRAIN_HEADLINES:
-            knobs = [k + ("torch-sdpa",) for k in TRAIN_KNOBS]
-            knobs.append(TRAIN_TF32_EAGER + ("torch-eager",))
-            for precision, accum, ckpt, adamw, backend in knobs:
-                out.append(Spec("TrainStep",
-                                train_name(model, precision, s, b, accum, ckpt, adamw, backend),
-                                model=model, precision=precision, seq=s, batch=b, accum=accum,
-                                ckpt=ckpt, adamw=adamw, attention=LAYER_BACKENDS[backend]))
+        # one GPU: per --train-models model, a headline model's headlines with their knobs, or a
+        # Llama model's cases (torch-sdpa, then torch-compile)
+        for model in dict.fromkeys(train_models):
+            for head, s, b in TRAIN_HEADLINES:
+                if head != model:
+                    continue
+                knobs = [k + ("torch-sdpa",) for k in TRAIN_KNOBS]
+                knobs.append(TRAIN_TF32_EAGER + ("torch-eager",))
+                for precision, accum, ckpt, adamw, backend in knobs:
+                    out.append(Spec("TrainStep",
+                                    train_name(model, precision, s, b, accum, ckpt, adamw, backend),
+                                    model=model, precision=precision, seq=s, batch=b, accum=accum,
+                                    ckpt=ckpt, adamw=adamw, attention=LAYER_BACKENDS[backend]))
+            for backend in LLAMA_TRAIN_BACKENDS if model in LLAMA_TRAIN_CASES else ():
+                for s, b, ckpt in LLAMA_TRAIN_CASES[model]:
+                    out.append(Spec("TrainStep",
+                                    train_name(model, "bf16", s, b, 1, ckpt, "fused", backend),
+                                    model=model, precision="bf16", seq=s, batch=b, accum=1,
+                                    ckpt=ckpt, adamw="fused", attention=LAYER_BACKENDS[backend],
+                                    backend=backend))
         # multi-GPU (peer_parallel.py): the environment's p2p setting, per-GPU batches
         for model, s, b in parallel.PARALLEL_HEADLINES if gpus else []:
             for mode in parallel.PARALLEL_MODES:
@@ -689,7 +741,7 @@ def build_llama(torch, spec, dev):
 def train_batch(torch, model_name, b, s, V, dev):
     """Random ids as the seeds' dummy datasets; BERT: 15% of the positions masked as
     DataCollatorForLanguageModeling does (80% [MASK], 10% random, 10% kept), labels -100
-    elsewhere; GPT-2: labels = ids (the model shifts them)."""
+    elsewhere; the causal LMs (GPT-2, Llama): labels = ids (the model shifts them)."""
     ids = torch.randint(0, V, (b, s), device=dev)
     if not model_name.startswith("bert"):
         return ids, ids
@@ -704,14 +756,48 @@ def train_batch(torch, model_name, b, s, V, dev):
     return ids.scatter(1, pos, masked), labels
 
 
+def build_llama_lm(torch, spec, dev):
+    """HF LlamaForCausalLM from llama_train_config (random weights from the config, no download),
+    built on the GPU in fp32 (the bf16 runs autocast over it, as GPT-2's), attention per the
+    spec's backend; checked before any timing: the attention it runs, the head tied or its own,
+    the parameter count (llama_param_count)."""
+    import transformers
+    from transformers import LlamaConfig, LlamaForCausalLM
+    k = spec.kw
+    model_name, impl = k["model"], k["attention"]
+    where = f"transformers {transformers.__version__}"
+    cfg = _llama_layer_config(LlamaConfig, impl, llama_train_config(model_name, k["seq"]))
+    with torch.device(dev):
+        model = LlamaForCausalLM(cfg)
+    model = model.to(device=dev, dtype=torch.float32)
+    ran = getattr(model.config, "_attn_implementation", impl)
+    if ran != impl:
+        raise RuntimeError(f"{where}: the model's attention is {ran!r}, not {impl!r}")
+    tied = LLAMA_TRAIN[model_name][1]
+    if tied and model.lm_head.weight is not model.model.embed_tokens.weight:
+        model.tie_weights()  # where this transformers ties later (from_pretrained does)
+    if (model.lm_head.weight is model.model.embed_tokens.weight) != tied:
+        raise RuntimeError(f"{where}: lm_head {'not ' if tied else ''}tied to embed_tokens, "
+                           f"tie_word_embeddings={tied}")
+    n, want = sum(p.numel() for p in model.parameters()), llama_param_count(model_name)
+    if n != want:
+        raise RuntimeError(f"{where}: {model_name} has {n:,} parameters, the published config "
+                           f"{want:,}")
+    return model, LLAMA_VOCAB
+
+
 def build_train(torch, spec, dev):
     """One optimizer step as HF Trainer runs it: `accum` micro-batches under autocast (GradScaler
     for fp16; tf32 and fp32: the fp32 model without autocast, TF32 products for tf32 as HF's
-    `tf32=True`), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad."""
+    `tf32=True`), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad.
+    Llama: LlamaForCausalLM (build_llama_lm); torch-compile: torch.compile of the model, compiled
+    here (_compiled; the optimizer step, clipping and zero_grad stay eager)."""
     k = spec.kw
-    L, h, heads, V = TRAIN_MODELS[k["model"]]
     s, b = k["seq"], k["batch"]
-    if k["model"].startswith("bert"):
+    if k["model"] in LLAMA_TRAIN:
+        model, V = build_llama_lm(torch, spec, dev)
+    elif k["model"].startswith("bert"):
+        L, h, heads, V = TRAIN_MODELS[k["model"]]
         from transformers import BertConfig, BertForMaskedLM
         cfg = BertConfig(hidden_size=h, num_hidden_layers=L, num_attention_heads=heads,
                          intermediate_size=4 * h, vocab_size=V, max_position_embeddings=max(512, s))
@@ -719,6 +805,7 @@ def build_train(torch, spec, dev):
         model = BertForMaskedLM(cfg)
     else:
         from transformers import GPT2Config, GPT2LMHeadModel
+        L, h, heads, V = TRAIN_MODELS[k["model"]]
         cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
         cfg._attn_implementation = k["attention"]
         model = GPT2LMHeadModel(cfg)
@@ -737,20 +824,26 @@ def build_train(torch, spec, dev):
               else torch.amp.GradScaler("cuda", enabled=dt == torch.float16))
     batches = [train_batch(torch, k["model"], b, s, V, dev) for _ in range(k["accum"])]
 
-    def step():
-        for ids, labels in batches:
-            with torch.autocast("cuda", dtype=dt or torch.bfloat16, enabled=dt is not None):
-                loss = model(input_ids=ids, labels=labels).loss / len(batches)
-            scaler.scale(loss).backward()
-        scaler.unscale_(opt)
-        if mode:
-            parallel.clip(torch, model, mode, 1.0)
-        else:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        scaler.step(opt)
-        scaler.update()
-        opt.zero_grad(set_to_none=True)
-    return step
+    def runner(m):  # m: the model, or its torch.compile
+        def step():
+            for ids, labels in batches:
+                with torch.autocast("cuda", dtype=dt or torch.bfloat16, enabled=dt is not None):
+                    loss = m(input_ids=ids, labels=labels).loss / len(batches)
+                scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            if mode:
+                parallel.clip(torch, model, mode, 1.0)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad(set_to_none=True)
+        return step
+    if k.get("backend") not in COMPILED:
+        return runner(model)
+    run, label = _compiled(torch, model, runner)
+    run.case_label = label
+    return run
 
 
 def build_nccl(torch, spec, dev):
@@ -1028,6 +1121,16 @@ def parse_args(argv=None):
                         f"{','.join(DEFAULT_LLAMA_DTYPES)}); backends torch-eager, torch-sdpa (HF "
                         "attn_implementation eager / sdpa) and torch-compile (torch.compile of the "
                         "sdpa layer, compiled before the timing)")
+    p.add_argument("--train-models", default=",".join(DEFAULT_TRAIN_MODELS),
+                   help=f"one-GPU TrainStep models, comma-separated (default "
+                        f"{','.join(DEFAULT_TRAIN_MODELS)}: the headline cases and their knobs; "
+                        f"known: {','.join(TRAIN_CHOICES)}); a Llama model runs xfbench's cases of it "
+                        "(bf16, seq 4096: "
+                        + "; ".join(f"{m} " + ", ".join(f"batch {b} ckpt:{'on' if c else 'off'}"
+                                                        for _, b, c in v)
+                                    for m, v in LLAMA_TRAIN_CASES.items())
+                        + ") in torch-sdpa and torch-compile (torch.compile of the model, compiled "
+                        "before the timing); the multi-GPU cases (--gpus) stay as they are")
     args = p.parse_args(argv)
     args.gpt2_model_list = [m.strip() for m in args.gpt2_models.split(",") if m.strip()]
     unknown = [m for m in args.gpt2_model_list if m not in GPT2_MODELS]
@@ -1042,6 +1145,12 @@ def parse_args(argv=None):
         return items
     args.llama_model_list = known_items("--llama-models", args.llama_models, LLAMA_MODELS)
     args.llama_dtype_list = known_items("--llama-dtypes", args.llama_dtypes, LLAMA_DTYPES)
+    for x in args.train_models.split(","):
+        if x.strip() in LLAMA_TRAIN and x.strip() not in LLAMA_TRAIN_CASES:
+            p.error(f"--train-models {x.strip()}: no one-GPU TrainStep case (xfbench has none; the "
+                    f"model's fp32 weights, gradients and AdamW state alone take "
+                    f"{16 * llama_param_count(x.strip()) / 1e9:.0f} GB); known: {','.join(TRAIN_CHOICES)}")
+    args.train_model_list = known_items("--train-models", args.train_models, TRAIN_CHOICES)
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
     if bad:
@@ -1095,7 +1204,8 @@ def main(argv=None):
     specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
                                  args.gpt2_model_list, args.gpus, args.nccl_op_list,
                                  args.nccl_dtype_list, args.nccl_size_list, args.llama_model_list,
-                                 args.llama_shapes, args.llama_dtype_list), args.filter)
+                                 args.llama_shapes, args.llama_dtype_list,
+                                 args.train_model_list), args.filter)
     if DIST.active:  # each torchrun rank runs the multi-GPU cases only
         specs = [s for s in specs if s.kw.get("gpus") == DIST.world]
     if args.list:

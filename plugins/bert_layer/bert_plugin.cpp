@@ -25,18 +25,17 @@ void register_cases() {
                    {1, 1 << 20, ""})),
       int(flag_int("bert_intermediate", 4096, "BertLayer FFN size (bert-large: 4096)",
                    {1, 1 << 20, ""})));
-  model.set_dropout(
-      float(flag_int("bert_dropout_pct", 10, "BertLayer dropout in percent (training mode: 10)",
-                     {0, 99, "percent"})) /
-      100.f);
+  model.set_dropout(block::dropout_flag("bert", "BertLayer"));
   const block::LayerSweep sweep =
       block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128});
   const bool default_model =
       model.hidden == 1024 && model.heads == 16 && model.intermediate == 4096;
-  const std::string model_tag = default_model ? ""
-                                              : "/hidden:" + std::to_string(model.hidden) +
-                                                    "/heads:" + std::to_string(model.heads) +
-                                                    "/inter:" + std::to_string(model.intermediate);
+  const std::string model_tag =
+      (default_model
+           ? ""
+           : "/hidden:" + std::to_string(model.hidden) + "/heads:" + std::to_string(model.heads) +
+                 "/inter:" + std::to_string(model.intermediate)) +
+      block::dropout_tag(model.attention_dropout);
   kernels::check_block_config([&] {  // model dimensions alone, before any case exists
     BlockConfig c = model;
     c.backend = AttentionBackend::unfused;

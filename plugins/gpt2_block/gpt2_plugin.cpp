@@ -62,11 +62,8 @@ BlockConfig model_from_flags(std::string& tag) {
 void register_cases() {
   std::string model_tag;
   BlockConfig model = model_from_flags(model_tag);
-  model.set_dropout(float(flag_int("gpt2_dropout_pct", 10,
-                                   "GPT2Block attn_pdrop and resid_pdrop in percent (training "
-                                   "mode: 10)",
-                                   {0, 99, "percent"})) /
-                    100.f);
+  model.set_dropout(block::dropout_flag("gpt2", "GPT2Block attn_pdrop and resid_pdrop:"));
+  model_tag += block::dropout_tag(model.attention_dropout);
   const block::LayerSweep sweep =
       block::layer_sweep_flags("gpt2", "GPT2Block", {512, 1024}, {2, 4, 8, 16, 32, 64});
   kernels::check_block_config([&] {  // model dimensions alone, before any case exists

@@ -73,10 +73,7 @@ Dims dims_from_flags() {
 
 void register_cases() {
   const Dims d = dims_from_flags();
-  const float dropout =
-      float(flag_int("t5_dropout_pct", 10, "T5 dropout_rate in percent (training mode: 10)",
-                     {0, 99, "percent"})) /
-      100.f;
+  const float dropout = block::dropout_flag("t5", "T5 dropout_rate:");
   const block::LayerSweep sweep = block::layer_sweep_flags("t5", "T5Encoder and T5Decoder",
                                                            {512, 128}, {2, 4, 8, 16, 32, 64, 128});
   for (bool decoder : {false, true}) {
@@ -90,7 +87,7 @@ void register_cases() {
     // The default suite: seq 512 batch 64 in fp16 (the seeds' headline column); every case when
     // seqs, batches or dtypes are given by flag.
     block::add_layer_cases(
-        model.name, model, sweep, d.tag,
+        model.name, model, sweep, d.tag + block::dropout_tag(dropout),
         [](int seq, int batch, const std::string&) { return seq == 512 && batch == 64; });
   }
 }

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "block_case.hpp"  // dropout_tag
 #include "train_validate.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -75,7 +76,7 @@ std::string case_name(const kernels::TrainConfig& c, const std::string& model_ta
          kernels::to_string(c.precision) + "/seq:" + std::to_string(c.seq) +
          "/batch:" + std::to_string(c.batch) + "/accum:" + std::to_string(c.accum) +
          "/ckpt:" + (c.checkpointing ? "on" : "off") + "/adamw:" + kernels::to_string(c.optimizer) +
-         model_tag;
+         (c.model.llama ? "" : block::dropout_tag(c.dropout)) + model_tag;
 }
 
 std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank) {

@@ -82,10 +82,7 @@ void add_knobs(Registry& r, const TrainConfig& head) {
 void register_cases() {
   Registry r;
   r.search = flag_bool("train_search", true, "TrainStep: search cuBLASLt algorithms per GEMM");
-  const float dropout =
-      float(flag_int("train_dropout_pct", 10, "TrainStep dropout in percent (HF's: 10)",
-                     {0, 99, "percent"})) /
-      100.f;
+  const float dropout = block::dropout_flag("train", "TrainStep (BERT, GPT-2; Llama has none)");
   const std::vector<std::string> models = block::choice_list_flag(
       "train_models", "TrainStep models (default: the seeds' headline cases and knob sweeps)", {},
       kernels::lm_model_names());

@@ -126,6 +126,14 @@ TEST(Gpt2Flags, NamesModelsAndErrors) {
   EXPECT_EQ(gpt2_names(r.out),
             "GPT2Block/unfused/fp16/fwd/seq:512/batch:8/hidden:1200/heads:15/inner:4800\n");
 
+  // Another dropout computes something else: the names say so (HF's 0.1 is not named).
+  r = xftest::run_host(
+      "--xfbench_gpt2_dropout_pct=0 --benchmark_list_tests "
+      "--benchmark_filter=GPT2Block/fused/fp16/fwd/seq:1024/batch:64",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(gpt2_names(r.out), "GPT2Block/fused/fp16/fwd/seq:1024/batch:64/dropout:0\n");
+
   r = xftest::run_host("--xfbench_gpt2_heads=15 --benchmark_list_tests", env);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("hidden is not divisible by heads"), std::string::npos) << r.err;

@@ -252,6 +252,13 @@ TEST(TrainNames, KnobsInTheName) {
   EXPECT_EQ(train::case_name(c, "/layers:2"),
             "TrainStep/flash/bert-large/fp16/seq:128/batch:64/accum:4/ckpt:on/adamw:unfused/"
             "layers:2");
+  // Another dropout is another step (the default, HF's 0.1, is not named); Llama has none.
+  c.dropout = 0.f;
+  EXPECT_EQ(train::case_name(c),
+            "TrainStep/flash/bert-large/fp16/seq:128/batch:64/accum:4/ckpt:on/adamw:unfused/"
+            "dropout:0");
+  c.model = lm_model("llama-3.2-1b");
+  EXPECT_EQ(train::case_name(c).find("dropout"), std::string::npos);
 }
 
 // Llama's count per token: 3·(L·(2h(h + 2·kv·d) + 2h² + 6hI + 4sh) + 2hV) (issue 38's rule, the

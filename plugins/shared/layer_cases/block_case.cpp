@@ -1,5 +1,6 @@
 #include "block_case.hpp"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "block_init.hpp"
@@ -145,6 +146,19 @@ void add_part_cases(const std::string& family, const kernels::BlockConfig& model
 
 bool in_default_suite(const std::string& backend, const std::string& pass) {
   return backend == "fused" || (backend == "flash" && pass == "fwdbwd");
+}
+
+float dropout_flag(const std::string& prefix, const std::string& family) {
+  return float(flag_int(prefix + "_dropout_pct", 10,
+                        family + " dropout in percent (HF's training mode: 10; another rate adds "
+                                 "/dropout:<percent> to the names)",
+                        {0, 99, "percent"})) /
+         100.f;
+}
+
+std::string dropout_tag(float p) {
+  const long pct = std::lround(p * 100.f);
+  return pct == 10 ? "" : "/dropout:" + std::to_string(pct);
 }
 
 kernels::AttentionBackend backend_of(const std::string& name) {

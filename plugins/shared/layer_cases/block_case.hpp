@@ -98,6 +98,12 @@ std::string model_tag(const Model (&table)[N], const std::string& default_name, 
   return custom;
 }
 
+// Dropout, HF's training mode by default: --xfbench_<prefix>_dropout_pct (0 to 99, default 10) as
+// a probability; `family` names the cases in the help text. A rate other than the default computes
+// something else, so the names say it: dropout_tag(p) is "/dropout:<percent>", or "" for 0.1.
+float dropout_flag(const std::string& prefix, const std::string& family);
+std::string dropout_tag(float p);
+
 kernels::AttentionBackend backend_of(const std::string& name);  // "unfused", "fused", "flash"
 kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16"
 
