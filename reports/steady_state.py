@@ -4,7 +4,8 @@ arithmetic over the measured span (power from the sampler's energy steps), and t
 
 xfbench's C++ SDK (harness/src/sdk/steady_state.cpp) implements the same rule; both must reproduce
 tests/protocol/steady_state_cases.txt. Standard library only and no GPU, so the tests run the rule
-on synthetic timers and peer_torch.py can load this file beside itself on a GPU machine.
+on synthetic timers and the PyTorch peer (peer_torch.py, reports/peer/) can load this file by path
+on a GPU machine.
 
 The rule, after each completed window n (x_i = seconds per launch, d_i = the window's duration,
 E_n = all windows' duration): S is the shortest trailing run of windows lasting >= max(min_time,

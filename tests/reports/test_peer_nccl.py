@@ -398,8 +398,8 @@ class FakeDist:
 
 
 def measure(gpu, dist, monkeypatch):
-    monkeypatch.setattr(peer, "DIST", dist)
-    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    monkeypatch.setattr(peer.siblings, "DIST", dist)
+    monkeypatch.setattr(peer.measure, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
     return peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, None,
                                lambda t: {"busbw": 1.0 / t})
 
@@ -427,10 +427,10 @@ def test_other_ranks_follow_rank_0_and_issue_the_same_launches(monkeypatch):
 def test_hot_mode_ranks_warm_up_as_long_as_rank_0(monkeypatch):
     gpu = FakeGpu(2.0 ** -10)
     root_says = iter([True] * 5 + [False])  # rank 0 warmed up 5 calls; this rank would stop at 3
-    monkeypatch.setattr(peer, "DIST", types.SimpleNamespace(decide=lambda flag: next(root_says),
-                                                            share=lambda count: 7))
+    monkeypatch.setattr(peer.siblings, "DIST", types.SimpleNamespace(decide=lambda flag: next(root_says),
+                                                                     share=lambda count: 7))
     clock = itertools.count(0, 0.25)
-    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    monkeypatch.setattr(peer.measure, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
     reps = peer.measure_hot(FakeTorch(gpu), gpu.fn, 2, 0.1, 0.2)
     assert gpu.calls == 5 + 1 + 2 * 7 and [r.iterations for r in reps] == [7, 7]
 

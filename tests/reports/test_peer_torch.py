@@ -306,7 +306,7 @@ def test_steady_windows_are_queued_ahead_and_measured_by_the_rule(monkeypatch):
     # 2^-10 s launches: batch floor(10 ms / 0.977 ms) = 10, windows of 10 * 2^-10 s = 9.765625 ms:
     # 0.5 s needs 52 windows, 0.2 s of warm-up 21, so the rule stops after window 73.
     gpu = FakeGpu(2.0 ** -10)
-    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    monkeypatch.setattr(peer.measure, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
     # host readings: after window i at (i + 1) * 2^-7 s; the measured span is windows 22..73,
     # from reading 21 (22 * 2^-7 s) to reading 73 (74 * 2^-7 s) = samples 44..148
     monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(44, 149)))
@@ -336,7 +336,7 @@ def test_a_power_capped_case_warms_up_longer(monkeypatch):
     # 1.5 s (154 windows of 9.765625 ms), then S every window after it (v4) until min_time 0.5 s:
     # 52 windows (v3 measured the later half, as long as the warm-up: 154).
     gpu = FakeGpu(2.0 ** -10)
-    monkeypatch.setattr(peer, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    monkeypatch.setattr(peer.measure, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
     monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(0), reasons_seen=0x4))
     rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
                               lambda t: {"TFLOPS": 1e-3 / t})
@@ -538,10 +538,10 @@ def test_llama_config_for_transformers_5_and_4():
         def __init__(self, hidden_size=1, rope_theta=1e4, rope_scaling=None, **kw):
             self.kw = dict(kw, hidden_size=hidden_size, rope_theta=rope_theta, rope_scaling=rope_scaling)
     kw = peer.llama_config("llama-3.2-1b", 4096)
-    c5 = peer._llama_layer_config(Config5, "sdpa", kw)
+    c5 = peer.builders.llama.layer_config(Config5, "sdpa", kw)
     assert c5.kw == kw and c5._attn_implementation == "sdpa"
     assert c5.kw["rope_parameters"] is not kw["rope_parameters"]
-    c4 = peer._llama_layer_config(Config4, "eager", kw)
+    c4 = peer.builders.llama.layer_config(Config4, "eager", kw)
     assert c4.kw["rope_theta"] == 500000.0 and "rope_parameters" not in c4.kw
     assert c4.kw["rope_scaling"] == {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
@@ -576,11 +576,11 @@ def test_torch_compile_is_compiled_before_the_timing():
                 raise fake.breaks
         return run
     fake = FakeCompileTorch(breaks=False)
-    run, label = peer._compiled(fake, "layer", runner)
+    run, label = peer.builders.common.compiled(fake, "layer", runner)
     assert fake.log == ["reset", "compile fullgraph=True dynamic=False", "run True", "run True", "sync"]
     assert label.startswith("compiled in ") and label.endswith(" s")
     fake = FakeCompileTorch(breaks=Unsupported("graph break in foo\nmore"))
-    run, label = peer._compiled(fake, "layer", runner)
+    run, label = peer.builders.common.compiled(fake, "layer", runner)
     assert fake.log == ["reset", "compile fullgraph=True dynamic=False", "run True",
                         "reset", "compile fullgraph=False dynamic=False", "run False", "run False", "sync"]
     assert label.startswith("compiled with graph breaks in ")
@@ -588,7 +588,7 @@ def test_torch_compile_is_compiled_before_the_timing():
     # any other error (out of memory, a kernel's) is the case's error, not a reason to retry
     fake = FakeCompileTorch(breaks=RuntimeError("CUDA out of memory"))
     with pytest.raises(RuntimeError, match="CUDA out of memory"):
-        peer._compiled(fake, "layer", runner)
+        peer.builders.common.compiled(fake, "layer", runner)
     assert fake.log.count("reset") == 1
 
 
@@ -725,7 +725,7 @@ def test_llama_train_configs_are_the_published_ones():
     class Config4:
         def __init__(self, rope_theta=1e4, rope_scaling=None, **kw):
             self.kw = dict(kw, rope_theta=rope_theta, rope_scaling=rope_scaling)
-    c4 = peer._llama_layer_config(Config4, "sdpa", peer.llama_train_config("llama-3.1-8b"))
+    c4 = peer.builders.llama.layer_config(Config4, "sdpa", peer.llama_train_config("llama-3.1-8b"))
     assert c4.kw["rope_theta"] == 500000.0 and c4.kw["rope_scaling"]["factor"] == 8.0
     assert c4.kw["tie_word_embeddings"] is False and c4._attn_implementation == "sdpa"
     # the published parameter counts (the builder checks the model against them)

@@ -1,0 +1,119 @@
+"""The TrainStep family: one optimizer step as HF Trainer runs it, of BERT (masked LM), GPT-2 and
+Llama (causal LMs), on one GPU or (peer_parallel.py) as DDP / FSDP ranks under torchrun."""
+
+from .. import siblings
+from ..catalog import COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_MODELS, llama_train_config
+from ..flops import llama_param_count
+from ..siblings import parallel
+from .common import compiled
+from .llama import layer_config
+
+MLM_PROBABILITY = 0.15
+
+
+def train_batch(torch, model_name, b, s, V, dev):
+    """Random ids as the seeds' dummy datasets; BERT: 15% of the positions masked as
+    DataCollatorForLanguageModeling does (80% [MASK], 10% random, 10% kept), labels -100
+    elsewhere; the causal LMs (GPT-2, Llama): labels = ids (the model shifts them)."""
+    ids = torch.randint(0, V, (b, s), device=dev)
+    if not model_name.startswith("bert"):
+        return ids, ids
+    n = max(1, round(MLM_PROBABILITY * s))
+    pos = torch.rand(b, s, device=dev).argsort(dim=1)[:, :n]
+    labels = torch.full_like(ids, -100)
+    labels.scatter_(1, pos, ids.gather(1, pos))
+    u = torch.rand(b, n, device=dev)
+    masked = ids.gather(1, pos)
+    masked = torch.where(u < 0.8, torch.full_like(masked, 103), masked)
+    masked = torch.where((u >= 0.8) & (u < 0.9), torch.randint_like(masked, V), masked)
+    return ids.scatter(1, pos, masked), labels
+
+
+def build_llama_lm(torch, spec, dev):
+    """HF LlamaForCausalLM from llama_train_config (random weights from the config, no download),
+    built on the GPU in fp32 (the bf16 runs autocast over it, as GPT-2's), attention per the
+    spec's backend; checked before any timing: the attention it runs, the head tied or its own,
+    the parameter count (llama_param_count)."""
+    import transformers
+    from transformers import LlamaConfig, LlamaForCausalLM
+    k = spec.kw
+    model_name, impl = k["model"], k["attention"]
+    where = f"transformers {transformers.__version__}"
+    cfg = layer_config(LlamaConfig, impl, llama_train_config(model_name, k["seq"]))
+    with torch.device(dev):
+        model = LlamaForCausalLM(cfg)
+    model = model.to(device=dev, dtype=torch.float32)
+    ran = getattr(model.config, "_attn_implementation", impl)
+    if ran != impl:
+        raise RuntimeError(f"{where}: the model's attention is {ran!r}, not {impl!r}")
+    tied = LLAMA_TRAIN[model_name][1]
+    if tied and model.lm_head.weight is not model.model.embed_tokens.weight:
+        model.tie_weights()  # where this transformers ties later (from_pretrained does)
+    if (model.lm_head.weight is model.model.embed_tokens.weight) != tied:
+        raise RuntimeError(f"{where}: lm_head {'not ' if tied else ''}tied to embed_tokens, "
+                           f"tie_word_embeddings={tied}")
+    n, want = sum(p.numel() for p in model.parameters()), llama_param_count(model_name)
+    if n != want:
+        raise RuntimeError(f"{where}: {model_name} has {n:,} parameters, the published config "
+                           f"{want:,}")
+    return model, LLAMA_VOCAB
+
+
+def build_train(torch, spec, dev):
+    """One optimizer step as HF Trainer runs it: `accum` micro-batches under autocast (GradScaler
+    for fp16; tf32 and fp32: the fp32 model without autocast, TF32 products for tf32 as HF's
+    `tf32=True`), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad.
+    Llama: LlamaForCausalLM (build_llama_lm); torch-compile: torch.compile of the model, compiled
+    here (common.compiled; the optimizer step, clipping and zero_grad stay eager)."""
+    k = spec.kw
+    s, b = k["seq"], k["batch"]
+    if k["model"] in LLAMA_TRAIN:
+        model, V = build_llama_lm(torch, spec, dev)
+    elif k["model"].startswith("bert"):
+        L, h, heads, V = TRAIN_MODELS[k["model"]]
+        from transformers import BertConfig, BertForMaskedLM
+        cfg = BertConfig(hidden_size=h, num_hidden_layers=L, num_attention_heads=heads,
+                         intermediate_size=4 * h, vocab_size=V, max_position_embeddings=max(512, s))
+        cfg._attn_implementation = k["attention"]
+        model = BertForMaskedLM(cfg)
+    else:
+        from transformers import GPT2Config, GPT2LMHeadModel
+        L, h, heads, V = TRAIN_MODELS[k["model"]]
+        cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
+        cfg._attn_implementation = k["attention"]
+        model = GPT2LMHeadModel(cfg)
+    model = model.to(dev).train()
+    if k["ckpt"]:
+        model.gradient_checkpointing_enable()
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(k["precision"])  # None: fp32 model
+    mode = k.get("parallel")  # dp: DDP, zero2: FSDP (peer_parallel.py)
+    if mode:
+        model = parallel.wrap(torch, model, mode, dt, dev.index)
+        torch.manual_seed(1000 + siblings.DIST.rank)  # the same weights, each rank its own batches
+    torch.backends.cuda.matmul.allow_tf32 = k["precision"] == "tf32"  # reset after each case
+    fused = k["adamw"] == "fused"
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused, foreach=None if fused else False)
+    scaler = (parallel.grad_scaler(torch, mode, dt == torch.float16) if mode
+              else torch.amp.GradScaler("cuda", enabled=dt == torch.float16))
+    batches = [train_batch(torch, k["model"], b, s, V, dev) for _ in range(k["accum"])]
+
+    def runner(m):  # m: the model, or its torch.compile
+        def step():
+            for ids, labels in batches:
+                with torch.autocast("cuda", dtype=dt or torch.bfloat16, enabled=dt is not None):
+                    loss = m(input_ids=ids, labels=labels).loss / len(batches)
+                scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            if mode:
+                parallel.clip(torch, model, mode, 1.0)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad(set_to_none=True)
+        return step
+    if k.get("backend") not in COMPILED:
+        return runner(model)
+    run, label = compiled(torch, model, runner)
+    run.case_label = label
+    return run
