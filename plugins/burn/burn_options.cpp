@@ -82,6 +82,14 @@ BurnFlags read_burn_flags() {
                                    "inversion patterns beside every burn (0: off)",
                                    {0, 90, "percent"}));
   if (const char* faults = std::getenv(kMemFaultVariable)) f.mem_faults = parse_mem_faults(faults);
+  f.compare = flag_bool("burn_compare", false,
+                        "Burn: every GPU dtype alone, the CPU cores alone, then the GPUs and cores "
+                        "together, which report each GPU's and socket's share of its alone rate");
+  f.max_loss_pct = double(flag_int("burn_max_loss_pct", 3,
+                                   "Burn: with burn_compare, flag GPUs that lose more than this "
+                                   "share of their alone TFLOPS beside the CPU burn",
+                                   {0, 100, "percent"}));
+  if (f.compare) f.with_cpu = false;  // the together cases are registered apart
   return f;
 }
 

@@ -49,6 +49,11 @@ struct BurnFlags {
   bool with_cpu = false;       // --xfbench_burn_cpu: the CPU burn beside every GPU burn
   std::vector<CpuFault> cpu_faults;  // XFBENCH_BURN_TEST_CPU_FAULTS (test hook)
   double host_mem_pct = 0;  // --xfbench_burn_host_mem_pct: the host-memory test beside (0: off)
+  // --xfbench_burn_compare: each GPU dtype alone, the cores alone, then the GPUs with the cores;
+  // the last say what each GPU and socket reached alone and flag GPUs that lose more than
+  // --xfbench_burn_max_loss_pct beside the CPUs.
+  bool compare = false;
+  double max_loss_pct = 3;
   std::vector<HostMemFault> mem_faults;  // XFBENCH_BURN_TEST_MEM_FAULTS (test hook)
 };
 

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
 
+#include "burn_compare.hpp"
 #include "burn_engine.hpp"
 #include "burn_options.hpp"
 #include "burn_report.hpp"
@@ -119,9 +121,18 @@ std::string report_host_memory(benchmark::State& state, const std::string& name,
   return "; " + host_memory_label(r);
 }
 
+// --xfbench_burn_compare: the alone cases' counters, for the together cases after them.
+struct AloneRates {
+  std::map<Dtype, Counters> gpu;
+  Counters cpu;
+};
+Counters counters_of(const std::vector<std::pair<std::string, double>>& list) {
+  return Counters(list.begin(), list.end());
+}
+
 // The burn, once per repetition; its result as counters and label. A GPU that could not burn
 // (memory) is counted in gpus_not_run, and a dtype no selected GPU has skips the case.
-void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
+void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype, AloneRates& alone) {
   BurnConfig c = config_for(flags, dtype);
   std::optional<Beside<CpuBurnReport>> cpu;
   if (flags.with_cpu) {
@@ -152,7 +163,8 @@ void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
     }
     state.SetIterationTime(seconds);
   }
-  for (const auto& [name, value] : burn_counters(*report)) state.counters[name] = value;
+  const auto counters = burn_counters(*report);
+  for (const auto& [name, value] : counters) state.counters[name] = value;
   for (const SlotResult& s : report->slots) {  // what the host's exit code says
     if (faulty(s)) report_faulty_device();
     if (!burned(s) && !s.unsupported) report_device_not_run();
@@ -171,6 +183,18 @@ void burn_case(benchmark::State& state, const BurnFlags& flags, Dtype dtype) {
         "; CPU NOT RUN (" + (cpu->error().empty() ? "the GPUs never started" : cpu->error()) + ")";
   }
   if (mem) label += report_host_memory(state, c.name, mem->report(), mem->error());
+  if (flags.compare && !flags.with_cpu) alone.gpu[dtype] = counters_of(counters);
+  if (flags.compare && flags.with_cpu && cpu && cpu->report()) {
+    Counters together = counters_of(counters);
+    for (const auto& [name, value] : cpu_counters(*cpu->report(), "cpu_")) together[name] = value;
+    const auto cmp = compare_counters(alone.gpu[dtype], alone.cpu, together);
+    for (const auto& [name, value] : cmp) state.counters[name] = value;
+    const std::string said = compare_label(cmp, flags.max_loss_pct);
+    if (!said.empty()) {
+      label += "; " + said;
+      std::fprintf(stderr, "%s %s\n", c.name.c_str(), said.c_str());
+    }
+  }
   add_label(state, label);
 }
 
@@ -183,7 +207,8 @@ struct CpuBurnRun {  // the last burn, for a rerun to report
   std::optional<HostMemReport> mem;
   std::string mem_error;
 };
-void cpu_burn_case(benchmark::State& state, const BurnFlags& flags, CpuBurnRun& last) {
+void cpu_burn_case(benchmark::State& state, const BurnFlags& flags, CpuBurnRun& last,
+                   AloneRates& alone) {
   const CpuBurnConfig c =
       cpu_config_for(flags, cpu_burn_case_name(flags.seconds, flags.host_mem_pct));
   const bool rerun = state.max_iterations > 1 && last.cpu;
@@ -199,7 +224,9 @@ void cpu_burn_case(benchmark::State& state, const BurnFlags& flags, CpuBurnRun& 
     for (const std::string& line : cpu_summary_lines(c.name, *last.cpu))
       std::fprintf(stderr, "%s\n", line.c_str());
   }
-  for (const auto& [name, value] : cpu_counters(*last.cpu)) state.counters[name] = value;
+  const auto counters = cpu_counters(*last.cpu);
+  for (const auto& [name, value] : counters) state.counters[name] = value;
+  if (flags.compare) alone.cpu = counters_of(counters);
   report_cpu_verdicts(*last.cpu);
   std::string label = cpu_label(*last.cpu);
   if (flags.host_mem_pct > 0) label += report_host_memory(state, c.name, last.mem, last.mem_error);
@@ -208,17 +235,26 @@ void cpu_burn_case(benchmark::State& state, const BurnFlags& flags, CpuBurnRun& 
 
 void register_cases() {
   const BurnFlags flags = read_burn_flags();
-  for (Dtype t : flags.dtypes) {
-    add_case(
-        burn_case_name(t, flags.seconds, flags.with_cpu, flags.host_mem_pct),
-        [flags, t](benchmark::State& state) { burn_case(state, flags, t); }, Needs::gpu,
-        Suite::on_request);
-  }
+  auto alone = std::make_shared<AloneRates>();
+  auto add_gpu_cases = [&](const BurnFlags& f) {
+    for (Dtype t : f.dtypes) {
+      add_case(
+          burn_case_name(t, f.seconds, f.with_cpu, f.host_mem_pct),
+          [f, t, alone](benchmark::State& state) { burn_case(state, f, t, *alone); }, Needs::gpu,
+          Suite::on_request);
+    }
+  };
+  add_gpu_cases(flags);
   auto last = std::make_shared<CpuBurnRun>();
   add_case(
       cpu_burn_case_name(flags.seconds, flags.host_mem_pct),
-      [flags, last](benchmark::State& state) { cpu_burn_case(state, flags, *last); }, Needs::cpu,
-      Suite::on_request);
+      [flags, last, alone](benchmark::State& state) { cpu_burn_case(state, flags, *last, *alone); },
+      Needs::cpu, Suite::on_request);
+  if (flags.compare) {  // after the alone cases (the cases run in this order)
+    BurnFlags together = flags;
+    together.with_cpu = true;
+    add_gpu_cases(together);
+  }
 }
 
 }  // namespace
