@@ -212,6 +212,18 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
        "--xfbench_burn_cpu_cores: '3-1' is not a core or a range of cores"},
       {"--xfbench_burn_cpu_cores=99999 --benchmark_filter=Burn/cpu", 2,
        "--xfbench_burn_cpu_cores: '99999'"},
+      {"--xfbench_burn_host_mem_pct=95 --benchmark_filter=Burn/cpu", 2,
+       "--xfbench_burn_host_mem_pct='95': expected an integer percent from 0 to 90"},
+      {"--xfbench_burn_max_loss_pct=101 --benchmark_filter=Burn/cpu", 2,
+       "--xfbench_burn_max_loss_pct='101'"},
+      {"--xfbench_burn_compare=maybe --benchmark_filter=Burn/cpu", 2,
+       "--xfbench_burn_compare='maybe': expected true or false"},
+      {"--xfbench_llama_model=llama-2-7b", 2, "--xfbench_llama_model: unknown model 'llama-2-7b'"},
+      {"--xfbench_llama_kv_heads=5", 2, "32 query heads do not split into groups over 5"},
+      {"--xfbench_llama_head_dim=-1", 2, "--xfbench_llama_head_dim='-1'"},
+      {"--xfbench_llama_seqs=0", 2, "--xfbench_llama_seqs: '0'"},
+      {"--xfbench_llama_dtypes=fp8", 2, "--xfbench_llama_dtypes: unknown value 'fp8'"},
+      {"--xfbench_llama_backends=sdpa", 2, "--xfbench_llama_backends: unknown value 'sdpa'"},
   });
 }
 
