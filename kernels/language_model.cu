@@ -166,7 +166,7 @@ std::uint64_t LanguageModel::Impl::dropout_seed(int site) const {
 
 void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
   Impl& m = *impl_;
-  const float a = 0.02f * std::sqrt(3.f);  // uniform(-a, a) has normal(0, 0.02)'s spread
+  const float a = kInitStd * std::sqrt(3.f);  // uniform(-a, a) has normal(0, 0.02)'s spread
   const BlockConfig block = m.c.block();
   auto fill = [&](auto* typed) {
     using T = std::remove_pointer_t<decltype(typed)>;

@@ -49,6 +49,10 @@ struct MemoryPlan {
   std::string describe() const;  // "parameters 0.67 GB, gradients 0.67 GB, ..."
 };
 
+// HF's initial weight spread (normal(0, 0.02)). At it the logits of a normalised final hidden
+// state (rms 1) have variance hidden·0.02², so the first loss is about ln V + hidden·0.02²/2.
+constexpr float kInitStd = 0.02f;
+
 class LanguageModel {
  public:
   // Checks the configuration (as check_train_config), plans memory and compares it with the

@@ -66,7 +66,8 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     if (should_validate()) {
       label += "; " + kernels::agreed_validation([&] {
                  return validate_training([&] { t.step(stream); },
-                                          [&] { return t.model(0).loss(stream); }, c.model.vocab);
+                                          [&] { return t.model(0).loss(stream); }, c.model.vocab,
+                                          c.model.hidden);
                });
       t.init_parameters(c.seed);
     }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 
 #include "kernels/gemm.hpp"
 #include "kernels/language_model.hpp"
@@ -220,7 +221,29 @@ TEST(TrainStepGpu, MemoryPlanWithinTenPercent) {
   }
 }
 
-// The plugin's validation on the tiny models: the first loss is ln V within 5%, and it falls.
+// The first loss the validation expects (ln V + hidden·0.02²/2) against cross-entropies of random
+// logits as a normalised hidden state (rms 1) and normal(0, 0.02) weights make them: normal with
+// variance hidden·0.02². Llama 3.2 3B starts at 12.37, 5.2% above ln V: ln V alone failed it.
+TEST(TrainValidate, InitialLossIsLnVPlusHalfTheLogitVariance) {
+  std::mt19937_64 rng(7);
+  for (auto [vocab, hidden] : {std::pair{128256, 3072}, {128256, 2048}, {50257, 1024}}) {
+    std::normal_distribution<double> logit(0.0, std::sqrt(hidden * 0.02 * 0.02));
+    std::vector<double> z(vocab);
+    double mean = 0;
+    const int samples = 8;
+    for (int i = 0; i < samples; ++i) {
+      double mx = -1e300, sum = 0, label = 0;
+      for (double& v : z) mx = std::max(mx, v = logit(rng));
+      for (double v : z) sum += std::exp(v - mx), label += v / vocab;  // every token as the label
+      mean += (mx + std::log(sum) - label) / samples;
+    }
+    EXPECT_NEAR(mean / train::initial_loss(vocab, hidden), 1.0, 0.01) << vocab << " " << hidden;
+    EXPECT_GT(train::initial_loss(vocab, hidden), std::log(double(vocab)));
+  }
+}
+
+// The plugin's validation on the tiny models: the first loss is as expected within 5%, and it
+// falls.
 TEST(TrainStepGpu, LossStartsAtLnVocabAndFalls) {
   SKIP_WITHOUT_GPU();
   for (LmKind kind : {LmKind::masked, LmKind::causal})

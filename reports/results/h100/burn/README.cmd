@@ -89,3 +89,13 @@ OUT=. reports/results/h100/burn/side_by_side.sh build/c10 30 fp64 fp64@gpu-burn 
 # 53.3). Signed inputs toggle more bits per product: the same 700 W buys ~27 MHz less clock, hence
 # the 0.6% of call 3. Signed stays the default (the harder load); every run 0 errors, reference
 # 0/1024 off, no Xid, ECC +0/+0.
+
+# Session 15 (2026-11-28), one H100 80GB HBM3 (nvidia-h100-x1, 16 Xeon cores with AVX-512, 125 GB):
+# the comparison of alone against together and the host-memory pattern test (issue 37), run by
+# s15_run.sh (its last two commands):
+#   xfbench --benchmark_filter='^Burn/(bf16|cpu)/' --xfbench_burn_compare=true --xfbench_burn_seconds=30
+#   xfbench --benchmark_filter='^Burn/cpu/' --xfbench_burn_seconds=20 --xfbench_burn_host_mem_pct=10
+# Alone: gpu0 bf16 682.3 TFLOPS (sw_power_cap 99%), CPU 2,496 GFLOPS (87.3% of 64 FLOP/cycle/core at
+# a measured 2,793 MHz). Together: gpu0 686.7 (100.6% of alone), socket0 2,485 (99.6%); verdict OK,
+# exit 0. Host memory: 13.4 GB (10%) one moving-inversions pass in 20 s beside the cores, 0 errors,
+# CPU 2,409 GFLOPS with it. No host temperature, frequency, throttle or RAPL sensor in this VM.
