@@ -36,6 +36,7 @@ std::size_t elem_size(ElemType t) {
     case ElemType::bf16:
       return 2;
     case ElemType::e4m3:
+    case ElemType::e5m2:
       return 1;
     case ElemType::f64:
       return 8;
@@ -53,6 +54,8 @@ const char* to_string(ElemType t) {
       return "bf16";
     case ElemType::e4m3:
       return "e4m3";
+    case ElemType::e5m2:
+      return "e5m2";
     case ElemType::f64:
       return "f64";
   }
@@ -143,6 +146,7 @@ std::string GemmDesc::describe() const {
                   " n=" + std::to_string(n) + " k=" + std::to_string(k);
   if (batch != 1) s += " batch=" + std::to_string(batch);
   if (epilogue != Epilogue::none) s += std::string(" epilogue=") + to_string(epilogue);
+  if (a_e5m2 || b_e5m2) s += std::string(" a=") + to_string(a_type()) + " b=" + to_string(b_type());
   return s + " out=" + to_string(out_type());
 }
 
@@ -151,9 +155,10 @@ double gemm_flops(const GemmDesc& d) {
 }
 
 double gemm_bytes(const GemmDesc& d) {
-  double in = double(elem_size(input_type(d.precision)));
-  double out = double(elem_size(d.out_type()));
-  return double(d.batch) * ((double(d.m) * d.k + double(d.k) * d.n) * in + double(d.m) * d.n * out);
+  const double a = double(elem_size(d.a_type())), b = double(elem_size(d.b_type()));
+  const double out = double(elem_size(d.out_type()));
+  return double(d.batch) *
+         (double(d.m) * d.k * a + double(d.k) * d.n * b + double(d.m) * d.n * out);
 }
 
 namespace {
@@ -299,6 +304,8 @@ cudaDataType_t cuda_type(ElemType t) {
       return CUDA_R_16BF;
     case ElemType::e4m3:
       return CUDA_R_8F_E4M3;
+    case ElemType::e5m2:
+      return CUDA_R_8F_E5M2;
     case ElemType::f64:
       return CUDA_R_64F;
   }
@@ -365,6 +372,8 @@ void validate_desc(const GemmDesc& d) {
                        d.precision != Precision::tf32 && d.precision != Precision::fp64) ||
                       (out == ElemType::f16 && d.precision == Precision::fp8);
   if (!ok_out) bad("this output type is not offered for this precision");
+  if ((d.a_e5m2 || d.b_e5m2) && d.precision != Precision::fp8) bad("e5m2 operands are fp8's");
+  if (d.a_e5m2 && d.b_e5m2) bad("cuBLASLt multiplies e5m2 only with e4m3");
 }
 
 }  // namespace
@@ -432,7 +441,7 @@ void Gemm::Impl::build() {
   handle = handle_for(device);
   ws = workspace_for(device, opt.workspace_bytes, opt.private_workspace);
 
-  const ElemType in = input_type(d.precision), out = d.out_type();
+  const ElemType out = d.out_type();
   if (d.precision == Precision::fp32) compute = CUBLAS_COMPUTE_32F_PEDANTIC;
   if (d.precision == Precision::tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   if (d.precision == Precision::fp64) compute = CUBLAS_COMPUTE_64F;
@@ -459,10 +468,11 @@ void Gemm::Impl::build() {
     set_desc(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, std::int8_t(d.fp8_fast_accum ? 1 : 0));
   }
 
-  lay_a = d.trans_b ? make_layout(in, d.k, d.n, d.b_ld(), d.batch, d.b_stride())
-                    : make_layout(in, d.n, d.k, d.b_ld(), d.batch, d.b_stride());
-  lay_b = d.trans_a ? make_layout(in, d.m, d.k, d.a_ld(), d.batch, d.a_stride())
-                    : make_layout(in, d.k, d.m, d.a_ld(), d.batch, d.a_stride());
+  const ElemType in_a = d.a_type(), in_b = d.b_type();
+  lay_a = d.trans_b ? make_layout(in_b, d.k, d.n, d.b_ld(), d.batch, d.b_stride())
+                    : make_layout(in_b, d.n, d.k, d.b_ld(), d.batch, d.b_stride());
+  lay_b = d.trans_a ? make_layout(in_a, d.m, d.k, d.a_ld(), d.batch, d.a_stride())
+                    : make_layout(in_a, d.k, d.m, d.a_ld(), d.batch, d.a_stride());
   lay_c = make_layout(out, d.n, d.m, d.c_ld(), d.batch, d.c_stride());
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -861,12 +871,13 @@ std::string key_of(const GemmDesc& d, const GemmOptions& o) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%d|%d|%d%d|%lld,%lld,%lld|%lld,%lld,%lld|%lld|%lld,%lld,%lld|%d|"
-                "%d|%d|%zu|%d|%d|%d",
+                "%d|%d|%zu|%d|%d|%d|%d%d",
                 int(d.precision), int(d.out_type()), d.trans_a, d.trans_b, (long long)d.m,
                 (long long)d.n, (long long)d.k, (long long)d.a_ld(), (long long)d.b_ld(),
                 (long long)d.c_ld(), (long long)d.batch, (long long)d.a_stride(),
                 (long long)d.b_stride(), (long long)d.c_stride(), int(d.epilogue), d.alignment,
-                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace, o.variants);
+                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace, o.variants,
+                d.a_e5m2, d.b_e5m2);
   return buf;
 }
 
@@ -921,6 +932,10 @@ template <>
 __device__ __forceinline__ double widen<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
   return double(float(v));
 }
+template <>
+__device__ __forceinline__ double widen<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
+  return double(float(v));
+}
 
 struct RefArgs {
   bool trans_a, trans_b;
@@ -928,13 +943,13 @@ struct RefArgs {
 };
 
 // One block per sample: threads split k, partial sums meet in shared memory.
-template <class T>
-__global__ void reference_kernel(RefArgs g, const T* a, const T* b, const GemmSample* samples,
+template <class TA, class TB>
+__global__ void reference_kernel(RefArgs g, const TA* a, const TB* b, const GemmSample* samples,
                                  double* out) {
   __shared__ double partial[256];
   const GemmSample s = samples[blockIdx.x];
-  const T* pa = a + s.batch * g.sa;
-  const T* pb = b + s.batch * g.sb;
+  const TA* pa = a + s.batch * g.sa;
+  const TB* pb = b + s.batch * g.sb;
   double acc = 0;
   for (std::int64_t kk = threadIdx.x; kk < g.k; kk += blockDim.x) {
     double x = widen(g.trans_a ? pa[kk * g.lda + s.row] : pa[s.row * g.lda + kk]);
@@ -981,13 +996,32 @@ __global__ void nonfinite_e4m3_kernel(const std::uint8_t* data, std::size_t n,
   if (mine) atomicAdd(counter, mine);
 }
 
-template <class T>
+template <class TA, class TB>
 void launch_reference(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
                       const GemmSample* samples, int count, double* out) {
   RefArgs g{d.trans_a, d.trans_b, d.k, d.a_ld(), d.b_ld(), d.a_stride(), d.b_stride()};
-  reference_kernel<T><<<count, 256, 0, stream>>>(g, static_cast<const T*>(a),
-                                                 static_cast<const T*>(b), samples, out);
+  reference_kernel<TA, TB><<<count, 256, 0, stream>>>(g, static_cast<const TA*>(a),
+                                                      static_cast<const TB*>(b), samples, out);
   XF_CUDA_CHECK_LAUNCH();
+}
+
+// Calls f with a null pointer of element type t's C++ type.
+template <class F>
+void with_type(ElemType t, F&& f) {
+  switch (t) {
+    case ElemType::f32:
+      return f(static_cast<float*>(nullptr));
+    case ElemType::f16:
+      return f(static_cast<__half*>(nullptr));
+    case ElemType::bf16:
+      return f(static_cast<__nv_bfloat16*>(nullptr));
+    case ElemType::e4m3:
+      return f(static_cast<__nv_fp8_e4m3*>(nullptr));
+    case ElemType::e5m2:
+      return f(static_cast<__nv_fp8_e5m2*>(nullptr));
+    case ElemType::f64:
+      return f(static_cast<double*>(nullptr));
+  }
 }
 
 template <class T>
@@ -1003,35 +1037,23 @@ void launch_gather(cudaStream_t stream, const GemmDesc& d, const void* c, const 
 void gemm_reference_at(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
                        const GemmSample* samples, int count, double* out) {
   if (count <= 0) return;
-  switch (input_type(d.precision)) {
-    case ElemType::f32:
-      return launch_reference<float>(stream, d, a, b, samples, count, out);
-    case ElemType::f16:
-      return launch_reference<__half>(stream, d, a, b, samples, count, out);
-    case ElemType::bf16:
-      return launch_reference<__nv_bfloat16>(stream, d, a, b, samples, count, out);
-    case ElemType::e4m3:
-      return launch_reference<__nv_fp8_e4m3>(stream, d, a, b, samples, count, out);
-    case ElemType::f64:
-      return launch_reference<double>(stream, d, a, b, samples, count, out);
+  if (d.a_type() == d.b_type()) {  // one instantiation per type
+    return with_type(d.a_type(), [&](auto* t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      launch_reference<T, T>(stream, d, a, b, samples, count, out);
+    });
   }
+  if (d.a_e5m2)
+    return launch_reference<__nv_fp8_e5m2, __nv_fp8_e4m3>(stream, d, a, b, samples, count, out);
+  return launch_reference<__nv_fp8_e4m3, __nv_fp8_e5m2>(stream, d, a, b, samples, count, out);
 }
 
 void gemm_gather_at(cudaStream_t stream, const GemmDesc& d, const void* c,
                     const GemmSample* samples, int count, double* out) {
   if (count <= 0) return;
-  switch (d.out_type()) {
-    case ElemType::f32:
-      return launch_gather<float>(stream, d, c, samples, count, out);
-    case ElemType::f16:
-      return launch_gather<__half>(stream, d, c, samples, count, out);
-    case ElemType::bf16:
-      return launch_gather<__nv_bfloat16>(stream, d, c, samples, count, out);
-    case ElemType::e4m3:
-      return launch_gather<__nv_fp8_e4m3>(stream, d, c, samples, count, out);
-    case ElemType::f64:
-      return launch_gather<double>(stream, d, c, samples, count, out);
-  }
+  with_type(d.out_type(), [&](auto* t) {
+    launch_gather<std::remove_pointer_t<decltype(t)>>(stream, d, c, samples, count, out);
+  });
 }
 
 void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::size_t count,
@@ -1054,6 +1076,10 @@ void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::siz
     case ElemType::e4m3:
       nonfinite_e4m3_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data),
                                                         count, counter);
+      break;
+    case ElemType::e5m2:  // IEEE-like: exponent all ones is infinity or NaN
+      nonfinite_kernel<std::uint8_t, std::uint8_t(0x7C)>
+          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data), count, counter);
       break;
     case ElemType::f64:
       nonfinite_kernel<std::uint64_t, 0x7FF0000000000000ull>

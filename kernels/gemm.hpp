@@ -28,7 +28,7 @@
 namespace xfbench::kernels {
 
 // Storage of one matrix element.
-enum class ElemType { f32, f16, bf16, e4m3, f64 };
+enum class ElemType { f32, f16, bf16, e4m3, e5m2, f64 };
 std::size_t elem_size(ElemType t);
 const char* to_string(ElemType t);
 
@@ -69,8 +69,13 @@ struct GemmDesc {
   Epilogue epilogue = Epilogue::none;
   int alignment = 256;          // bytes every A/B/C pointer passed to run() is aligned to
   bool fp8_fast_accum = false;  // fp8 only: skip the periodic fp32 promotion (faster, less exact)
+  // fp8 only: A (or B) stored in e5m2, the gradients' format, instead of e4m3. cuBLASLt takes
+  // e4m3 with e5m2 in either order, never both in e5m2.
+  bool a_e5m2 = false, b_e5m2 = false;
 
   ElemType out_type() const { return out ? *out : default_output_type(precision); }
+  ElemType a_type() const { return a_e5m2 ? ElemType::e5m2 : input_type(precision); }
+  ElemType b_type() const { return b_e5m2 ? ElemType::e5m2 : input_type(precision); }
   std::int64_t a_ld() const { return lda ? lda : (trans_a ? m : k); }
   std::int64_t b_ld() const { return ldb ? ldb : (trans_b ? k : n); }
   std::int64_t c_ld() const { return ldc ? ldc : n; }

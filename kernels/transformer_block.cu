@@ -7,6 +7,7 @@
 
 #include "kernels/activation.hpp"
 #include "kernels/dropout.hpp"
+#include "kernels/fp8_linear.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/relative_position.hpp"
 #include "kernels/softmax.hpp"
@@ -167,11 +168,27 @@ bool qkv_bias_by_epilogue(const BlockConfig& c) { return c.qkv_width() > kMaxBia
 bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 }  // namespace
 
+Precision body_precision(const BlockConfig& c) {
+  return c.precision == Precision::fp8 ? Precision::bf16 : c.precision;
+}
+
 void check_block_config(const BlockConfig& c, BlockPart part) {
   auto bad = [&](const std::string& why) { XF_THROW(InvalidArgument, c.describe() + ": " + why); };
   const bool fp32_storage = c.precision == Precision::tf32 || c.precision == Precision::fp32;
-  if (!fp32_storage && c.precision != Precision::fp16 && c.precision != Precision::bf16)
-    bad("precision must be fp16, bf16, tf32 or fp32");
+  if (!fp32_storage && c.precision != Precision::fp16 && c.precision != Precision::bf16 &&
+      c.precision != Precision::fp8)
+    bad("precision must be fp16, bf16, fp8, tf32 or fp32");
+  if (c.precision == Precision::fp8) {
+    if (c.placement != NormPlacement::pre || c.linear_bias || c.cross_attention || c.tp_size > 1)
+      XF_THROW(Unsupported, c.describe() +
+                                ": fp8 runs pre-norm blocks without linear biases, "
+                                "cross-attention or tensor parallelism so far (Llama's)");
+    for (long long v : {(long long)c.tokens(), (long long)c.hidden, (long long)c.intermediate,
+                        (long long)c.qkv_width(), (long long)c.attention_width()})
+      if (v % 16 != 0)
+        bad("fp8 products need tokens, hidden, intermediate and the projections' widths in "
+            "multiples of 16");
+  }
   if (c.hidden <= 0 || c.heads <= 0 || c.intermediate <= 0 || c.batch <= 0 || c.seq <= 0)
     bad("sizes must be positive");
   if (c.head_size < 0) bad("head size must be positive (0: hidden / heads)");
@@ -342,7 +359,7 @@ struct TransformerBlock::Impl {
         c(config.shard()),
         part(p),
         place(pl),
-        elem(elem_size(input_type(config.precision))) {}
+        elem(elem_size(input_type(body_precision(config)))) {}
   ~Impl() {
     for (auto& kv : tensors)
       if (kv.second.owned) cudaFree(kv.second.p);
@@ -354,7 +371,7 @@ struct TransformerBlock::Impl {
   // Tensor parallel: the sum over the ranks of their partial [tokens, hidden] products at p.
   void tp_sum(void* p, cudaStream_t s) const {
     if (c.tp_size > 1)
-      c.tp_reduce(p, std::size_t(c.tokens()) * c.hidden, input_type(c.precision), s);
+      c.tp_reduce(p, std::size_t(c.tokens()) * c.hidden, input_type(body_precision(c)), s);
   }
   void check_tp_reduce() const {
     if (c.tp_size > 1 && !c.tp_reduce)
@@ -407,8 +424,10 @@ struct TransformerBlock::Impl {
   }
 
   // `side`: the plan runs on the side stream (weight gradients), so it gets its own workspace.
+  // fp8: none (the linear layers' Fp8Linear run the products).
   Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e,
              bool side = false) {
+    if (c.precision == Precision::fp8) return nullptr;
     GemmDesc d;
     d.precision = c.precision;
     d.m = m, d.n = n, d.k = k, d.trans_a = ta, d.trans_b = tb, d.epilogue = e;
@@ -441,6 +460,16 @@ struct TransformerBlock::Impl {
     XF_CUDA_CHECK(cudaEventRecord(e, side));
     XF_CUDA_CHECK(cudaStreamWaitEvent(main, e, 0));
   }
+
+  // fp8: each linear layer's FP8 products and copies, by its weight's name, and their scales
+  // (three per layer, in the order of `fp8`'s keys).
+  std::unique_ptr<Fp8Scales> fp8_scales;
+  std::map<std::string, std::unique_ptr<Fp8Linear>> fp8;
+  Fp8Linear* fp8_of(const char* weight) const {
+    auto it = fp8.find(weight);
+    return it == fp8.end() ? nullptr : it->second.get();
+  }
+  void make_fp8_linears();
 
   void make_attention(Core& core, const AttentionDesc& desc, const std::string& suffix, bool train);
   std::string n(const Core& core, const char* name) const { return name + core.suffix; }
@@ -489,7 +518,7 @@ namespace {
 // The self-attention on the packed QKV projection; T5: unscaled, with the relative position bias
 // (and its gradient when training).
 AttentionDesc self_attention(const BlockConfig& c, bool train) {
-  AttentionDesc d = self_attention_desc(c.precision, c.batch, c.heads, c.seq, c.head_dim(),
+  AttentionDesc d = self_attention_desc(body_precision(c), c.batch, c.heads, c.seq, c.head_dim(),
                                         QkvLayout::bshd, c.kv_head_count());
   d.dropout = c.attention_dropout;
   d.causal = c.causal;
@@ -503,7 +532,7 @@ AttentionDesc self_attention(const BlockConfig& c, bool train) {
 // from the encoder states (as [B, S, 2, NH, HD]); no mask, no bias.
 AttentionDesc cross_attention(const BlockConfig& c) {
   AttentionDesc d;
-  d.precision = c.precision;
+  d.precision = body_precision(c);
   d.B = c.batch, d.NH = c.heads, d.Sq = d.Sk = c.seq, d.HD = c.head_dim();
   const std::int64_t A = c.attention_width(), S = c.seq;
   d.q = d.o = {S * A, d.HD, A};
@@ -649,11 +678,32 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (train) m.alloc("dout", T * H, m.elem, TensorRole::output_grad);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
+  if (c.precision == Precision::fp8) m.make_fp8_linears();
   if (train && c.linear_bias)  // the side stream's column sums (bias gradients) beside the main's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
                 std::min(std::max(c.qkv_width(), c.intermediate), kMaxBiasGradWidth)),
             1, scratch);
+}
+
+// One Fp8Linear per weight of this part: [out, in] as nn.Linear stores it.
+void TransformerBlock::Impl::make_fp8_linears() {
+  const int T = c.tokens(), H = c.hidden, A = c.attention_width(), I = c.intermediate;
+  const int U = c.gated_ffn ? 2 * I : I;
+  const std::vector<std::pair<const char*, std::pair<int, int>>> shapes = {
+      {"wqkv", {H, c.qkv_width()}}, {"wo", {A, H}}, {"wi", {H, U}}, {"wout", {I, H}}};
+  std::vector<Fp8Format> formats;
+  for (const auto& sh : shapes)
+    if (t(sh.first))
+      for (Fp8Format f : fp8_linear_formats()) formats.push_back(f);
+  fp8_scales = std::make_unique<Fp8Scales>(formats, c.fp8);
+  int next = 0;
+  for (const auto& [w, io] : shapes)
+    if (t(w)) {
+      fp8[w] = std::make_unique<Fp8Linear>(T, io.first, io.second, *fp8_scales, next);
+      next += 3;
+      bytes += fp8[w]->device_bytes(), owned_bytes += fp8[w]->device_bytes();
+    }
 }
 
 TransformerBlock::~TransformerBlock() = default;
@@ -703,7 +753,7 @@ void TransformerBlock::forward(cudaStream_t stream, std::uint64_t step) {
   impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     forward_impl<__half>(*impl_, stream, step);
-  } else if (impl_->c.precision == Precision::bf16) {
+  } else if (body_precision(impl_->c) == Precision::bf16) {
     forward_impl<__nv_bfloat16>(*impl_, stream, step);
   } else {  // tf32, fp32
     forward_impl<float>(*impl_, stream, step);
@@ -715,6 +765,7 @@ void TransformerBlock::tune(cudaStream_t stream) {
   try {
     forward(stream);
     if (impl_->t("dout")) backward(stream);
+    for (auto& kv : impl_->fp8) kv.second->tune(stream);  // on the step's scaled copies
   } catch (...) {
     impl_->tuning = false;
     throw;
@@ -730,7 +781,7 @@ void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
   impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     backward_impl<__half>(*impl_, stream, step);
-  } else if (impl_->c.precision == Precision::bf16) {
+  } else if (body_precision(impl_->c) == Precision::bf16) {
     backward_impl<__nv_bfloat16>(*impl_, stream, step);
   } else {  // tf32, fp32
     backward_impl<float>(*impl_, stream, step);
@@ -744,6 +795,42 @@ GemmOperands ops(const void* a, const void* b, void* c, const void* bias = nullp
   GemmOperands o;
   o.a = a, o.b = b, o.c = c, o.bias = bias, o.beta = beta;
   return o;
+}
+
+// A linear layer's products (weight named w): y = x·Wᵀ (+ bias), dx = dy·W (+ beta·dx) and
+// dW = dyᵀ·x, on their plans or, in fp8, on the layer's Fp8Linear.
+const __nv_bfloat16* bf(const void* p) { return static_cast<const __nv_bfloat16*>(p); }
+__nv_bfloat16* bf(void* p) { return static_cast<__nv_bfloat16*>(p); }
+void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                    const void* x, void* y, const void* bias = nullptr) {
+  if (Fp8Linear* f = m.fp8_of(w)) return f->forward(s, bf(x), bf(y), bf(bias));
+  m.run(g, s, ops(x, m.t(w), y, bias));
+}
+// fp8: dy's scaled copies, before either backward product (which may run on two streams).
+void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy) {
+  if (Fp8Linear* f = m.fp8_of(w)) f->cast_grad(s, bf(dy));
+}
+void linear_data_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                      const void* dy, void* dx, float beta = 0.f) {
+  if (Fp8Linear* f = m.fp8_of(w)) {
+    if (beta != 0.f) XF_THROW(Unsupported, "fp8: a data gradient added to another");
+    return f->backward_data(s, bf(dx));
+  }
+  m.run(g, s, ops(dy, m.t(w), dx, nullptr, beta));
+}
+// o: a = dy, b = x, c = dW (and bias_grad).
+void linear_weight_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                        const GemmOperands& o) {
+  if (Fp8Linear* f = m.fp8_of(w)) return f->backward_weight(s, bf(o.b), o.c);
+  m.run(g, s, o);
+}
+// fp8: the weights' scaled copies (they change once per step) before the forward; the delayed
+// recipe's scales after the step (the backward's end, or the forward's without one).
+void fp8_begin_step(TransformerBlock::Impl& m, cudaStream_t s) {
+  for (auto& [w, f] : m.fp8) f->cast_weight(s, bf(m.t(w.c_str())));
+}
+void fp8_end_step(TransformerBlock::Impl& m, cudaStream_t s) {
+  if (m.fp8_scales) m.fp8_scales->update(s);
 }
 
 // An attention core on its backend: o = attention(q, k, v) (+ the score bias when it has one).
@@ -790,7 +877,7 @@ void* qkv_part(const TransformerBlock::Impl& m, void* qkv, int which) {
 template <class T>
 void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                        const void* in, void* out = nullptr) {
-  m.run(m.qkv, s, ops(in, m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
+  linear_forward(m, s, m.qkv, "wqkv", in, m.t("qkv"), m.t("bqkv"));
   if (m.rope)
     m.rope->forward<T>(m.at<T>("qkv"), m.c.tokens(), m.c.seq, m.c.heads, m.c.kv_head_count(), s);
   if (m.rel) m.rel->forward<T>(m.at<T>("position_bias"), m.at<T>("rel_bias"), s);
@@ -798,7 +885,7 @@ void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t 
   core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
                qkv_part(m, qkv, 2), m.t("position_bias"), site(m.c, step, kAttentionProbs), s);
   if (!out) out = m.t("proj");
-  m.run(m.proj, s, ops(m.t("ctx"), m.t("wo"), out));
+  linear_forward(m, s, m.proj, "wo", m.t("ctx"), out);
   m.tp_sum(out, s);
 }
 
@@ -829,7 +916,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
     return;
   }
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
-  m.run(m.up, s, ops(in, m.t("wi"), pre));
+  linear_forward(m, s, m.up, "wi", in, pre);
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   if (c.gated_ffn)
     gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s);
@@ -839,7 +926,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
     bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
-  m.run(m.down, s, ops(m.t("act"), m.t("wout"), out));
+  linear_forward(m, s, m.down, "wout", m.t("act"), out);
   m.tp_sum(out, s);
 }
 
@@ -895,7 +982,7 @@ void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) 
     layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
                          m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
   if (m.part == BlockPart::norm_qkv)
-    return m.run(m.qkv, s, ops(m.t("norm1"), m.t("wqkv"), m.t("qkv"), m.t("bqkv")));
+    return linear_forward(m, s, m.qkv, "wqkv", m.t("norm1"), m.t("qkv"), m.t("bqkv"));
   attention_forward<T>(m, s, step, m.t("norm1"));
   // h1 = x + dropout(proj + bo); the next norm of h1
   const char* next = c.cross_attention ? "_cross" : "2";
@@ -916,10 +1003,12 @@ void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) 
 
 template <class T>
 void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  fp8_begin_step(m, s);
   if (m.pre())
     forward_pre<T>(m, s, step);
   else
     forward_post<T>(m, s, step);
+  if (!m.t("dout")) fp8_end_step(m, s);
 }
 
 // do2 (the gradient of the FFN's output before its bias) -> din = beta·din + d(in), the FFN's
@@ -929,9 +1018,10 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                   void* din, float beta) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
+  linear_grad(m, s, "wout", m.t("do2"));
   m.fork(s);
-  m.run(m.d_down_w, m.side, ops(m.t("do2"), m.t("act"), m.t("dwout")));
-  m.run(m.d_down_x, s, ops(m.t("do2"), m.t("wout"), m.t("dact")));
+  linear_weight_grad(m, m.side, m.d_down_w, "wout", ops(m.t("do2"), m.t("act"), m.t("dwout")));
+  linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
@@ -944,14 +1034,15 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   else
     bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
                           m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
+  linear_grad(m, s, "wi", m.t(dpre));
   m.fork(s);
   // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
   // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,
   // which runs as a separate, slower kernel: PERF.md).
   if (c.linear_bias)
     bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
-  m.run(m.d_up_w, m.side, ops(m.t(dpre), in, m.t("dwi")));
-  m.run(m.d_up_x, s, ops(m.t(dpre), m.t("wi"), din, nullptr, m.tp_beta(beta)));
+  linear_weight_grad(m, m.side, m.d_up_w, "wi", ops(m.t(dpre), in, m.t("dwi")));
+  linear_data_grad(m, s, m.d_up_x, "wi", m.t(dpre), din, m.tp_beta(beta));
   m.tp_sum(din, s);
 }
 
@@ -962,9 +1053,10 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
                         const void* in, void* din, float beta) {
   const BlockConfig& c = m.c;
   const int N = c.tokens();
+  linear_grad(m, s, "wo", m.t("dproj"));
   m.fork(s);
-  m.run(m.d_proj_w, m.side, ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
-  m.run(m.d_proj_x, s, ops(m.t("dproj"), m.t("wo"), m.t("dctx")));
+  linear_weight_grad(m, m.side, m.d_proj_w, "wo", ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
+  linear_data_grad(m, s, m.d_proj_x, "wo", m.t("dproj"), m.t("dctx"));
   void* qkv = m.t("qkv");
   void* dqkv = m.t("dqkv");
   core_backward(m, m.self_attn, qkv_part(m, dqkv, 0), qkv_part(m, dqkv, 1), qkv_part(m, dqkv, 2),
@@ -974,6 +1066,7 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
   // The gradients of the rotated q and k become those of the projection's output.
   if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
+  linear_grad(m, s, "wqkv", m.t("dqkv"));
   m.fork(s);
   if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
     m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);
@@ -984,8 +1077,8 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
   else if (c.linear_bias)  // as dbi in ffn_backward
     bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
                      c.qkv_width(), m.side);
-  m.run(m.d_qkv_w, m.side, w);
-  m.run(m.d_qkv_x, s, ops(m.t("dqkv"), m.t("wqkv"), din, nullptr, m.tp_beta(beta)));
+  linear_weight_grad(m, m.side, m.d_qkv_w, "wqkv", w);
+  linear_data_grad(m, s, m.d_qkv_x, "wqkv", m.t("dqkv"), din, m.tp_beta(beta));
   m.tp_sum(din, s);
 }
 
@@ -1105,6 +1198,7 @@ void backward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step
   else
     backward_post<T>(m, s, step);
   m.join(s);  // the caller's stream sees every gradient
+  fp8_end_step(m, s);
 }
 
 }  // namespace

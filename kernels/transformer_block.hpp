@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "kernels/attention.hpp"
+#include "kernels/fp8.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/philox.hpp"  // XF_HOST_DEVICE
@@ -118,8 +119,12 @@ struct BlockConfig {
 
   // The run.
   int batch = 1, seq = 128;
-  // fp16 or bf16; tf32 and fp32 (fp32 storage, TF32 or FP32 products) on the unfused backend
+  // fp16 or bf16; tf32 and fp32 (fp32 storage, TF32 or FP32 products) on the unfused backend;
+  // fp8: every linear layer's products in FP8 (fp8_linear.hpp: E4M3 forward, E5M2 gradients,
+  // per-tensor scales by `fp8`'s recipe), everything else (storage, norms, attention) bf16.
+  // fp8 takes pre-norm blocks without linear biases (Llama's) and no tensor parallelism so far.
   Precision precision = Precision::fp16;
+  Fp8RecipeConfig fp8;
   AttentionBackend backend = AttentionBackend::fused;
   // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
   // of what a backward would read is saved.
@@ -192,6 +197,10 @@ void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer)
 double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer,
                            bool causal_half = false);
 
+// The precision of what is not a linear layer's product (attention, norms, storage): bf16 for
+// fp8, else the block's own.
+Precision body_precision(const BlockConfig& c);
+
 // What a block tensor is to a caller placing it (TensorPlacement).
 enum class TensorRole {
   input,        // "x"; in a model, the previous layer's "out"
@@ -213,7 +222,8 @@ using TensorPlacement =
     std::function<void*(const std::string& name, TensorRole role, std::size_t bytes)>;
 
 // Parameters, activations and gradients on the device, owned by the block unless placed. Every
-// tensor is `T`-typed (fp16/bf16; fp32 for tf32 and fp32) except LayerNorm statistics (fp32).
+// tensor is `T`-typed (fp16/bf16; fp32 for tf32 and fp32; bf16 for fp8) except LayerNorm
+// statistics (fp32); fp8's scaled copies belong to its linear layers.
 class TransformerBlock {
  public:
   // Throws as check_block_config, and Unsupported when the device lacks memory or the flash

@@ -66,7 +66,7 @@ void register_cases() {
   std::string model_tag;
   const BlockConfig model = model_from_flags(model_tag);
   block::LayerSweep sweep =
-      block::layer_sweep_flags("llama", "LlamaBlock", {2048, 4096, 8192}, {1, 2, 4, 8, 16});
+      block::layer_sweep_flags("llama", "LlamaBlock", {2048, 4096, 8192}, {1, 2, 4, 8, 16}, true);
   sweep.headline_dtype = "bf16";     // Llama trains in bf16
   kernels::check_block_config([&] {  // model dimensions alone, before any case exists
     BlockConfig c = model;

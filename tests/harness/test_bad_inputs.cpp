@@ -222,7 +222,9 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
       {"--xfbench_llama_kv_heads=5", 2, "32 query heads do not split into groups over 5"},
       {"--xfbench_llama_head_dim=-1", 2, "--xfbench_llama_head_dim='-1'"},
       {"--xfbench_llama_seqs=0", 2, "--xfbench_llama_seqs: '0'"},
-      {"--xfbench_llama_dtypes=fp8", 2, "--xfbench_llama_dtypes: unknown value 'fp8'"},
+      {"--xfbench_llama_dtypes=fp4", 2, "--xfbench_llama_dtypes: unknown value 'fp4'"},
+      {"--xfbench_llama_fp8_recipe=best", 2,
+       "--xfbench_llama_fp8_recipe='best': expected delayed or current"},
       {"--xfbench_llama_backends=sdpa", 2, "--xfbench_llama_backends: unknown value 'sdpa'"},
   });
 }

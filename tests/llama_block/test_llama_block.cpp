@@ -45,8 +45,8 @@ BlockConfig small(int heads, int kv, int d) {
 std::string unsupported(const BlockConfig& c) {
   try {
     kernels::check_block_config(c);
-    if (c.backend == AttentionBackend::flash) {
-      TransformerBlock probe(c);  // the flash backward is a fact of the machine
+    if (c.backend == AttentionBackend::flash || c.precision == Precision::fp8) {
+      TransformerBlock probe(c);  // the flash backward and FP8 products are facts of the machine
     }
   } catch (const Unsupported& e) {
     return e.message();
@@ -217,14 +217,29 @@ TEST_P(LlamaGpu, MatchesFloat64Reference) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, LlamaGpu,
                          ::testing::Combine(::testing::ValuesIn(kBackends),
-                                            ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Values(Precision::fp16, Precision::bf16,
+                                                              Precision::fp8),
                                             ::testing::Bool()));
+
+// fp8's other recipe (the instantiation above runs the default, delayed): scales from each cast's
+// own amax, the whole layer forward and backward on cuDNN's attention.
+TEST(LlamaGpuFp8, CurrentScalingMatchesFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = small(4, 2, 64);
+  c.precision = Precision::fp8, c.backend = AttentionBackend::fused;
+  c.fp8.recipe = kernels::Fp8Recipe::current;
+  const std::string why = unsupported(c);
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true));
+  std::printf("  current scaling: %s\n", worst.c_str());
+}
 
 // The parts forward (LlamaAttention per backend, LlamaMLP, RMSNorm + QKV projection) against the
 // float64 reference, both dtypes.
 TEST(LlamaGpuParts, MatchFloat64Reference) {
   SKIP_WITHOUT_GPU();
-  for (Precision precision : {Precision::fp16, Precision::bf16})
+  for (Precision precision : {Precision::fp16, Precision::bf16, Precision::fp8})
     for (BlockPart part : {BlockPart::attention, BlockPart::ffn, BlockPart::norm_qkv})
       for (AttentionBackend be : kBackends) {
         if (part != BlockPart::attention && be != AttentionBackend::fused) continue;

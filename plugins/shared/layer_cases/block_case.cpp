@@ -31,7 +31,10 @@ void run_case(benchmark::State& state, const Spec& spec) {
   const kernels::BlockConfig& c = bc.config;
   Work work;
   work.flops = kernels::block_forward_flops(c, bc.part) * (bc.backward ? 3 : 1);
-  work.dtype = c.precision == kernels::Precision::fp16 ? Dtype::fp16 : Dtype::bf16;
+  // pct_peak of the dtype's dense peak: fp8's (twice bf16's) for FP8 linears.
+  work.dtype = c.precision == kernels::Precision::fp16  ? Dtype::fp16
+               : c.precision == kernels::Precision::fp8 ? Dtype::fp8
+                                                        : Dtype::bf16;
   work.samples = c.batch;
   work.tokens = c.tokens();
   set_counters(state, t, work);
@@ -77,14 +80,32 @@ void add_block_case(const std::string& name, const BlockCase& c) {
 }
 
 LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
-                             const std::vector<int>& seqs, const std::vector<int>& batches) {
+                             const std::vector<int>& seqs, const std::vector<int>& batches,
+                             bool fp8) {
   LayerSweep s;
   s.seqs = int_list_flag(prefix + "_seqs",
                          family + " sequence lengths (default " + joined(seqs) + ")", seqs);
   s.batches = int_list_flag(prefix + "_batches",
                             family + " batch sizes (default " + joined(batches) + ")", batches);
-  s.dtypes = choice_list_flag(prefix + "_dtypes", family + " dtypes (default fp16,bf16)",
-                              {"fp16", "bf16"}, {"fp16", "bf16"});
+  std::vector<std::string> allowed = {"fp16", "bf16"};
+  if (fp8) allowed.push_back("fp8");
+  s.dtypes = choice_list_flag(
+      prefix + "_dtypes",
+      family + " dtypes (default fp16,bf16" +
+          (fp8 ? std::string("; fp8: FP8 linear layers, the rest bf16") : "") + ")",
+      {"fp16", "bf16"}, allowed);
+  if (fp8) {
+    const std::string flag = prefix + "_fp8_recipe";
+    const std::string recipe = flag_string(
+        flag, "delayed",
+        family +
+            " fp8 scaling: delayed (amax history of 1024 steps, TransformerEngine's default) "
+            "or current (this step's amax)");
+    if (recipe != "delayed" && recipe != "current")
+      XF_THROW(InvalidArgument,
+               "--xfbench_" + flag + "='" + recipe + "': expected delayed or current");
+    s.fp8.recipe = kernels::fp8_recipe(recipe);
+  }
   s.backends = choice_list_flag(prefix + "_backends",
                                 family + " attention backends (default unfused,fused,flash)",
                                 {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
@@ -111,9 +132,10 @@ void add_layer_cases(
             BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd",
                         sweep.search, core ? Suite::core : Suite::extended};
             s.config.precision = precision_of(d);
+            s.config.fp8 = sweep.fp8;
             s.config.backend = backend_of(be);
             s.config.seq = seq, s.config.batch = batch;
-            add_block_case(family + "/" + be + "/" + d + "/" + pass + "/seq:" +
+            add_block_case(family + "/" + be + "/" + dtype_name(d, sweep) + "/" + pass + "/seq:" +
                                std::to_string(seq) + "/batch:" + std::to_string(batch) + model_tag,
                            s);
           }
@@ -133,11 +155,12 @@ void add_part_cases(const std::string& family, const kernels::BlockConfig& model
         if (!attention && be != sweep.backends.front()) continue;  // no attention: one backend
         BlockCase s{model, part, false, sweep.search, sweep.given ? Suite::core : Suite::extended};
         s.config.precision = precision_of(d);
+        s.config.fp8 = sweep.fp8;
         s.config.backend = backend_of(be);
         s.config.seq = seq, s.config.batch = batch;
         const std::string p = attention && be != "unfused" ? name + "_" + be : name;
-        add_block_case(family + "/part:" + p + "/" + d + "/fwd/seq:" + std::to_string(seq) +
-                           "/batch:" + std::to_string(batch) + model_tag,
+        add_block_case(family + "/part:" + p + "/" + dtype_name(d, sweep) + "/fwd/seq:" +
+                           std::to_string(seq) + "/batch:" + std::to_string(batch) + model_tag,
                        s);
       }
     }
@@ -168,7 +191,12 @@ kernels::AttentionBackend backend_of(const std::string& name) {
 }
 
 kernels::Precision precision_of(const std::string& name) {
+  if (name == "fp8") return kernels::Precision::fp8;
   return name == "fp16" ? kernels::Precision::fp16 : kernels::Precision::bf16;
+}
+
+std::string dtype_name(const std::string& dtype, const LayerSweep& sweep) {
+  return dtype == "fp8" ? dtype + "/recipe:" + kernels::to_string(sweep.fp8.recipe) : dtype;
 }
 
 }  // namespace xfbench::block

@@ -31,18 +31,25 @@ struct BlockCase {
 void add_block_case(const std::string& name, const BlockCase& spec);
 
 // The swept dimensions of a block family's layer cases, from --xfbench_<prefix>_seqs, _batches,
-// _dtypes (fp16, bf16), _backends (unfused, fused, flash) and _search.
+// _dtypes (fp16, bf16; fp8 where the family takes it), _backends (unfused, fused, flash), _search
+// and, with fp8, _fp8_recipe (delayed or current: fp8.hpp).
 struct LayerSweep {
   std::vector<int> seqs, batches;
   std::vector<std::string> dtypes, backends;
+  kernels::Fp8RecipeConfig fp8;
   bool search = true;
   bool given = false;  // seqs, batches or dtypes given by flag: every case is in the default suite
   std::string headline_dtype = "fp16";  // the default suite's (the seeds' tables: fp16)
 };
-// Reads the flags (help texts name `family` and the defaults). Throws InvalidArgument naming a
-// bad flag value.
+// Reads the flags (help texts name `family` and the defaults); `fp8`: the family offers dtype fp8
+// (not by default). Throws InvalidArgument naming a bad flag value.
 LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
-                             const std::vector<int>& seqs, const std::vector<int>& batches);
+                             const std::vector<int>& seqs, const std::vector<int>& batches,
+                             bool fp8 = false);
+
+// The dtype as a case name says it: "fp16", "bf16", or "fp8/recipe:<delayed|current>" (fp8's
+// scales come from a recipe, which changes what is computed).
+std::string dtype_name(const std::string& dtype, const LayerSweep& sweep);
 
 // Adds <family>/<backend>/<dtype>/<fwd|fwdbwd>/seq:S/batch:B<model_tag> for every combination of
 // the sweep. The default suite holds the headline_dtype cases whose (seq, batch, backend) is
@@ -105,6 +112,6 @@ float dropout_flag(const std::string& prefix, const std::string& family);
 std::string dropout_tag(float p);
 
 kernels::AttentionBackend backend_of(const std::string& name);  // "unfused", "fused", "flash"
-kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16"
+kernels::Precision precision_of(const std::string& name);       // "fp16", "bf16", "fp8"
 
 }  // namespace xfbench::block

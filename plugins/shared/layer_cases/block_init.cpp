@@ -7,7 +7,7 @@
 namespace xfbench::block {
 
 Dtype storage_dtype(kernels::Precision p) {  // precisions and dtypes share their names
-  return parse_dtype(kernels::to_string(p));
+  return p == kernels::Precision::fp8 ? Dtype::bf16 : parse_dtype(kernels::to_string(p));
 }
 
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream) {

@@ -12,7 +12,8 @@
 
 namespace xfbench::block {
 
-// How a block of this precision stores its tensors: fp16, bf16, or fp32 (as tf32 or fp32).
+// How a block of this precision stores its tensors: fp16, bf16 (also fp8: its linears keep their
+// own FP8 copies), or fp32 (as tf32 or fp32).
 Dtype storage_dtype(kernels::Precision p);
 
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream);

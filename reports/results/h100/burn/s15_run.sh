@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2129
 # Session 15, call A: the Llama training step's GPU tests (never run on a GPU), the kernel tests of
 # the embedding without positions and the 128256-wide cross-entropy, the train-step test binary
 # whole, then the Llama TrainStep cases; Burn compare (bf16 alone, cpu, together) 30 s and a host

@@ -1,0 +1,353 @@
+// FP8 casts with the amax in the same pass, their transposing form, and the recipes' scale
+// bookkeeping (fp8.hpp).
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/detail/vec.cuh"
+#include "kernels/fp8.hpp"
+#include "xfbench/error.hpp"
+
+namespace xfbench::kernels {
+
+const char* to_string(Fp8Format f) { return f == Fp8Format::e4m3 ? "e4m3" : "e5m2"; }
+ElemType elem_type(Fp8Format f) { return f == Fp8Format::e4m3 ? ElemType::e4m3 : ElemType::e5m2; }
+const char* to_string(Fp8Recipe r) { return r == Fp8Recipe::delayed ? "delayed" : "current"; }
+Fp8Recipe fp8_recipe(const std::string& name) {
+  if (name == "delayed") return Fp8Recipe::delayed;
+  if (name == "current") return Fp8Recipe::current;
+  XF_THROW(InvalidArgument, "fp8 recipe '" + name + "': expected delayed or current");
+}
+
+namespace {
+
+// Where each part of Fp8Scales' allocation lies (n tensors, history length len). cuBLASLt takes
+// scale pointers aligned as its matrices (it rejected 4-byte aligned ones at run time: NOT
+// SUPPORTED), so each scale_inv has a 256-byte slot of its own; the rest is packed.
+constexpr int kSlot = 64;  // floats per scale_inv slot
+struct Parts {
+  float *scale_inv, *scale, *amax, *max, *history;  // scale_inv[i · kSlot]
+  int* position;
+  unsigned long long* overflow;
+};
+std::size_t parts_bytes(int n, int len) {
+  return (std::size_t(kSlot + 3) * n + std::size_t(n) * len) * sizeof(float) + 16;
+}
+Parts parts(void* mem, int n, int len) {
+  float* f = static_cast<float*>(mem);
+  float* packed = f + std::size_t(kSlot) * n;
+  Parts p{f, packed, packed + n, packed + 2 * n, packed + 3 * n, nullptr, nullptr};
+  char* tail = reinterpret_cast<char*>(packed + 3 * n + std::size_t(n) * len);
+  tail = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(tail) + 7) & ~std::uintptr_t(7));
+  p.overflow = reinterpret_cast<unsigned long long*>(tail);
+  p.position = reinterpret_cast<int*>(tail + 8);
+  return p;
+}
+
+__global__ void reset_kernel(Parts p, int n, int len) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n * len; i += gridDim.x * blockDim.x)
+    p.history[i] = 0.f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    p.scale[i] = p.scale_inv[i * kSlot] = 1.f;
+    p.amax[i] = 0.f;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *p.overflow = 0, *p.position = 0;
+}
+
+// One block: tensor i's amax joins its ring at the shared position; the scale follows the ring's
+// maximum.
+__global__ void update_delayed_kernel(Parts p, int n, int len, int margin) {
+  const int pos = *p.position;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float* h = p.history + std::size_t(i) * len;
+    h[pos] = p.amax[i];
+    float m = 0.f;
+    for (int j = 0; j < len; ++j) m = fmaxf(m, h[j]);
+    const float s = fp8_scale_from_amax(m, p.scale[i], p.max[i], margin);
+    p.scale[i] = s;
+    p.scale_inv[i * kSlot] = 1.f / s;
+    p.amax[i] = 0.f;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) *p.position = (pos + 1) % len;
+}
+
+// Non-negative floats order as their bit patterns.
+__device__ __forceinline__ void atomic_max_abs(float* target, float v) {
+  atomicMax(reinterpret_cast<unsigned*>(target), __float_as_uint(v));
+}
+
+// Block-wide max and sum, then one atomic each per block.
+__device__ __forceinline__ void publish(float amax, unsigned long long over, float* amax_out,
+                                        unsigned long long* over_out, bool record_amax) {
+  for (int o = 16; o > 0; o >>= 1) {
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    over += __shfl_xor_sync(0xffffffffu, over, o);
+  }
+  __shared__ float s_amax[32];
+  __shared__ unsigned long long s_over[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  if (lane == 0) s_amax[warp] = amax, s_over[warp] = over;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) amax = fmaxf(amax, s_amax[w]), over += s_over[w];
+    if (record_amax) atomic_max_abs(amax_out, amax);
+    if (over) atomicAdd(over_out, over);
+  }
+}
+
+__device__ __forceinline__ float clip_of(__nv_fp8_interpretation_t f) {
+  return fp8_clip(f == __NV_E4M3 ? Fp8Format::e4m3 : Fp8Format::e5m2);
+}
+
+__device__ __forceinline__ __nv_fp8x2_storage_t cvt2(float a, float b,
+                                                     __nv_fp8_interpretation_t f) {
+  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, f);
+}
+
+// Eight bf16 values at x (16-byte aligned) times s as eight FP8 bytes; amax m and the clipped
+// count `over` carried along.
+__device__ __forceinline__ uint2 cast8(const __nv_bfloat16* x, float s, float clip,
+                                       __nv_fp8_interpretation_t f, float& m,
+                                       unsigned long long& over) {
+  float a[detail::kVec];
+  detail::load8(a, x);
+  union {
+    uint2 raw;
+    __nv_fp8x2_storage_t pair[4];
+  } u;
+#pragma unroll
+  for (int j = 0; j < detail::kVec; j += 2) {
+    m = fmaxf(m, fmaxf(fabsf(a[j]), fabsf(a[j + 1])));
+    const float y0 = a[j] * s, y1 = a[j + 1] * s;
+    over += (fabsf(y0) > clip) + (fabsf(y1) > clip);
+    u.pair[j / 2] = cvt2(y0, y1, f);
+  }
+  return u.raw;
+}
+
+// The scale this cast uses: the delayed recipe's as held; the current recipe's from the amax just
+// measured (block 0 publishes it and its inverse; every block computes the same value).
+__device__ __forceinline__ float cast_scale(const Parts& p, int i, bool current, int margin) {
+  if (!current) return p.scale[i];
+  const float s = fp8_scale_from_amax(p.amax[i], p.scale[i], p.max[i], margin);
+  return s;
+}
+__device__ __forceinline__ void publish_current_scale(const Parts& p, int i, float s) {
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
+    p.scale[i] = s;
+    p.scale_inv[i * kSlot] = 1.f / s;
+  }
+}
+
+__global__ void amax_kernel(const __nv_bfloat16* x, std::size_t n8, float* amax) {
+  float m = 0.f;
+  for (std::size_t v = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; v < n8;
+       v += std::size_t(gridDim.x) * blockDim.x) {
+    float f[detail::kVec];
+    detail::load8(f, x + v * detail::kVec);
+#pragma unroll
+    for (int j = 0; j < detail::kVec; ++j) m = fmaxf(m, fabsf(f[j]));
+  }
+  publish(m, 0, amax, nullptr, true);
+}
+
+__global__ void cast_kernel(std::uint8_t* q, const __nv_bfloat16* x, std::size_t n8, Parts p, int i,
+                            __nv_fp8_interpretation_t f, bool current, int margin) {
+  const float s = cast_scale(p, i, current, margin), clip = clip_of(f);
+  float m = 0.f;
+  unsigned long long over = 0;
+  for (std::size_t v = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; v < n8;
+       v += std::size_t(gridDim.x) * blockDim.x) {
+    *reinterpret_cast<uint2*>(q + v * detail::kVec) =
+        cast8(x + v * detail::kVec, s, clip, f, m, over);
+  }
+  publish(m, over, p.amax + i, p.overflow, !current);
+  if (current) publish_current_scale(p, i, s);
+}
+
+// A 64 x 64 tile per block of 256 threads: each thread casts two 8-wide row vectors, writes them
+// to q and to a byte tile in shared memory, and then one 16-byte column run of the tile to qt.
+constexpr int kTile = 64;
+__global__ void cast_transpose_kernel(std::uint8_t* q, std::uint8_t* qt, const __nv_bfloat16* x,
+                                      int rows, int cols, Parts p, int i,
+                                      __nv_fp8_interpretation_t f, bool current, int margin) {
+  __shared__ std::uint8_t tile[kTile][kTile + 16];
+  const float s = cast_scale(p, i, current, margin), clip = clip_of(f);
+  const int r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
+  float m = 0.f;
+  unsigned long long over = 0;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int v = threadIdx.x + k * blockDim.x;  // 512 vectors: 64 rows x 8
+    const int r = v / (kTile / detail::kVec), c = (v % (kTile / detail::kVec)) * detail::kVec;
+    if (r0 + r >= rows || c0 + c >= cols) continue;
+    const std::size_t at = std::size_t(r0 + r) * cols + c0 + c;
+    const uint2 bytes = cast8(x + at, s, clip, f, m, over);
+    if (q) *reinterpret_cast<uint2*>(q + at) = bytes;
+    *reinterpret_cast<uint2*>(&tile[r][c]) = bytes;
+  }
+  __syncthreads();
+  if (qt) {
+    const int c = threadIdx.x / (kTile / 16), r = (threadIdx.x % (kTile / 16)) * 16;
+    if (c0 + c < cols && r0 + r < rows) {
+      union {
+        uint4 raw;
+        std::uint8_t b[16];
+      } u;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) u.b[j] = tile[r + j][c];
+      *reinterpret_cast<uint4*>(qt + std::size_t(c0 + c) * rows + r0 + r) = u.raw;
+    }
+  }
+  publish(m, over, p.amax + i, p.overflow, !current);
+  if (current) publish_current_scale(p, i, s);
+}
+
+__global__ void dequantize_kernel(float* x, const std::uint8_t* q, std::size_t n,
+                                  __nv_fp8_interpretation_t f, const float* scale_inv) {
+  const float s = *scale_inv;
+  for (std::size_t k = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; k < n;
+       k += std::size_t(gridDim.x) * blockDim.x) {
+    x[k] = float(__half(__nv_cvt_fp8_to_halfraw(q[k], f))) * s;
+  }
+}
+
+__nv_fp8_interpretation_t interp(Fp8Format f) {
+  return f == Fp8Format::e4m3 ? __NV_E4M3 : __NV_E5M2;
+}
+
+unsigned grid_for(std::size_t work, int threads) {
+  return unsigned(std::clamp<std::size_t>((work + threads - 1) / threads, 1, 132 * 8));
+}
+
+}  // namespace
+
+// ---- Fp8Scales ---------------------------------------------------------------------------------
+
+Fp8Scales::Fp8Scales(std::vector<Fp8Format> formats, const Fp8RecipeConfig& config)
+    : formats_(std::move(formats)), config_(config) {
+  if (formats_.empty()) XF_THROW(InvalidArgument, "Fp8Scales: no tensors");
+  if (config_.history < 1 || config_.history > 65536)
+    XF_THROW(InvalidArgument,
+             "fp8 amax history " + std::to_string(config_.history) + ": expected 1 to 65536 steps");
+  if (config_.margin < 0 || config_.margin > 30)
+    XF_THROW(InvalidArgument,
+             "fp8 margin " + std::to_string(config_.margin) + ": expected 0 to 30");
+  XF_CUDA_CHECK(cudaMalloc(&mem_, parts_bytes(count(), config_.history)));
+  std::vector<float> maxes;
+  for (Fp8Format f : formats_) maxes.push_back(fp8_max(f));
+  XF_CUDA_CHECK(cudaMemcpy(parts(mem_, count(), config_.history).max, maxes.data(),
+                           maxes.size() * sizeof(float), cudaMemcpyHostToDevice));
+  reset(nullptr);
+  XF_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
+Fp8Scales::~Fp8Scales() {
+  if (mem_) cudaFree(mem_);
+}
+
+float* Fp8Scales::scale(int i) const { return parts(mem_, count(), config_.history).scale + i; }
+const float* Fp8Scales::scale_inv(int i) const {
+  return parts(mem_, count(), config_.history).scale_inv + std::size_t(i) * kSlot;
+}
+float* Fp8Scales::amax(int i) const { return parts(mem_, count(), config_.history).amax + i; }
+unsigned long long* Fp8Scales::overflow() const {
+  return parts(mem_, count(), config_.history).overflow;
+}
+
+void Fp8Scales::reset(cudaStream_t stream) {
+  const int n = count(), len = config_.history;
+  reset_kernel<<<grid_for(std::size_t(n) * len, 256), 256, 0, stream>>>(parts(mem_, n, len), n,
+                                                                        len);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+void Fp8Scales::update(cudaStream_t stream) {
+  if (config_.recipe != Fp8Recipe::delayed) return;
+  const int n = count(), len = config_.history;
+  update_delayed_kernel<<<1, std::min(256, (n + 31) / 32 * 32), 0, stream>>>(parts(mem_, n, len), n,
+                                                                             len, config_.margin);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+std::vector<float> download(const float* p, int n) {
+  std::vector<float> out(std::size_t(n), 0.f);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(out.data(), p, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+}  // namespace
+
+std::vector<float> Fp8Scales::scales() const { return download(scale(0), count()); }
+std::vector<float> Fp8Scales::amaxes() const { return download(amax(0), count()); }
+unsigned long long Fp8Scales::overflow_count() const {
+  unsigned long long v = 0;
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(&v, overflow(), sizeof v, cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// ---- Casts -------------------------------------------------------------------------------------
+
+namespace {
+// The state's parts (the allocation starts at scale_inv(0)).
+Parts parts_of(const Fp8Scales& s) {
+  return parts(const_cast<float*>(s.scale_inv(0)), s.count(), s.config().history);
+}
+void check_index(const Fp8Scales& s, int i) {
+  if (i < 0 || i >= s.count())
+    XF_THROW(InvalidArgument,
+             "fp8 tensor " + std::to_string(i) + " of " + std::to_string(s.count()));
+}
+// The current recipe's amax pass: this step's max|x| replaces the last.
+void measure_amax(const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s, int i,
+                  cudaStream_t stream) {
+  XF_CUDA_CHECK(cudaMemsetAsync(s.amax(i), 0, sizeof(float), stream));
+  amax_kernel<<<grid_for(n / detail::kVec, 256), 256, 0, stream>>>(x, n / detail::kVec, s.amax(i));
+  XF_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s, int i,
+              cudaStream_t stream) {
+  check_index(s, i);
+  if (n % detail::kVec)
+    XF_THROW(InvalidArgument, "fp8_cast: " + std::to_string(n) + " elements: a multiple of 8");
+  if (n == 0) return;
+  const bool current = s.config().recipe == Fp8Recipe::current;
+  if (current) measure_amax(x, n, s, i, stream);
+  const Parts p = parts_of(s);
+  cast_kernel<<<grid_for(n / detail::kVec, 256), 256, 0, stream>>>(
+      static_cast<std::uint8_t*>(q), x, n / detail::kVec, p, i, interp(s.format(i)), current,
+      s.config().margin);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
+                        const Fp8Scales& s, int i, cudaStream_t stream) {
+  check_index(s, i);
+  if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16)
+    XF_THROW(InvalidArgument, "fp8_cast_transpose: " + std::to_string(rows) + " x " +
+                                  std::to_string(cols) + ": both multiples of 16");
+  const bool current = s.config().recipe == Fp8Recipe::current;
+  if (current) measure_amax(x, std::size_t(rows) * cols, s, i, stream);
+  const Parts p = parts_of(s);
+  const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+  cast_transpose_kernel<<<grid, 256, 0, stream>>>(
+      static_cast<std::uint8_t*>(q), static_cast<std::uint8_t*>(qt), x, rows, cols, p, i,
+      interp(s.format(i)), current, s.config().margin);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+void fp8_dequantize(float* x, const void* q, std::size_t n, Fp8Format f, const float* scale_inv,
+                    cudaStream_t stream) {
+  if (n == 0) return;
+  dequantize_kernel<<<grid_for(n, 256), 256, 0, stream>>>(x, static_cast<const std::uint8_t*>(q), n,
+                                                          interp(f), scale_inv);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace xfbench::kernels

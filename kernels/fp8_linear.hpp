@@ -1,0 +1,70 @@
+// One linear layer, y[T, out] = x[T, in]·Wᵀ (+ bias), with its three products in FP8 as
+// TransformerEngine runs them (issue 34; fp8.hpp for the formats and recipes):
+//
+//   forward          y  = q(x)·q(W)ᵀ                   x, W in e4m3
+//   data gradient    dx = q(dy)·q(W)                    dy in e5m2, W as its e4m3 transpose
+//   weight gradient  dW = q(dy)ᵀ·q(x)                   dyᵀ and xᵀ: cuBLASLt's FP8 kernels take
+//                                                       both operands with the reduced dimension
+//                                                       contiguous (layout NT), so each cast
+//                                                       also writes the transpose the next
+//                                                       product needs, in the same pass
+//
+// Each product multiplies by the operands' scale_inv through cuBLASLt's scale pointers, writes
+// bf16 (dW: bf16 or fp32) and accumulates in fp32 (the forward with cuBLASLt's fast accumulation,
+// the gradients with its periodic promotion, as TransformerEngine's defaults). The scales are three consecutive tensors of
+// an Fp8Scales (x e4m3, W e4m3, dy e5m2: fp8_linear_formats()). The weight is cast once per step
+// (cast_weight); the backward casts x again from the bf16 input the caller keeps, so FP8 saves
+// nothing beyond bf16's activations; the FP8 copies live in buffers of this object.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "kernels/fp8.hpp"
+#include "kernels/gemm.hpp"
+
+namespace xfbench::kernels {
+
+// The formats of a linear layer's three scaled tensors, in the order Fp8Linear takes them.
+std::vector<Fp8Format> fp8_linear_formats();  // {e4m3 (x), e4m3 (W), e5m2 (dy)}
+
+class Fp8Linear {
+ public:
+  // tokens, in and out multiples of 16 (InvalidArgument). `scales` outlives this object; tensor
+  // indices first, first + 1, first + 2 are x, W, dy. `weight_grad`: dW's storage (bf16 or f32).
+  // Throws Unsupported where cuBLASLt has no FP8 product (before sm_89).
+  Fp8Linear(int tokens, int in, int out, const Fp8Scales& scales, int first,
+            ElemType weight_grad = ElemType::bf16);
+  ~Fp8Linear();
+  Fp8Linear(const Fp8Linear&) = delete;
+  Fp8Linear& operator=(const Fp8Linear&) = delete;
+
+  // W [out, in] -> its e4m3 copy and transpose; once per step, after the optimizer.
+  void cast_weight(cudaStream_t s, const __nv_bfloat16* w);
+  // y = x·Wᵀ + bias (bias [out], nullable): casts x, then the product.
+  void forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y,
+               const __nv_bfloat16* bias = nullptr);
+  // dy [T, out] -> its e5m2 copy and transpose: before either backward product (the two may then
+  // run on different streams).
+  void cast_grad(cudaStream_t s, const __nv_bfloat16* dy);
+  // dx = dy·W.
+  void backward_data(cudaStream_t s, __nv_bfloat16* dx);
+  // dW = dyᵀ·x (x the forward's bf16 input, cast again here).
+  void backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw);
+
+  // Searches each product's algorithms on this layer's buffers (synchronises; outside timing).
+  void tune(cudaStream_t s);
+
+  std::size_t device_bytes() const;  // its FP8 copies
+  const GemmDesc& forward_desc() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xfbench::kernels
