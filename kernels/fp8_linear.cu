@@ -39,16 +39,18 @@ struct Fp8Linear::Impl {
   ElemType dw_type;
   std::uint8_t *wq = nullptr, *wqt = nullptr, *xq = nullptr, *xqt = nullptr, *dyq = nullptr,
                *dyqt = nullptr;
+  std::vector<void*> owned;  // what it allocated (the rest is placed)
   std::size_t bytes = 0;
   Gemm *fwd = nullptr, *fwd_bias = nullptr, *dgrad = nullptr, *wgrad = nullptr;
 
   Impl(int t, int k, int m, const Fp8Scales& s, int f, ElemType dw)
       : T(t), K(k), M(m), scales(s), first(f), dw_type(dw) {}
   ~Impl() {
-    for (std::uint8_t* p : {wq, wqt, xq, xqt, dyq, dyqt})
-      if (p) cudaFree(p);
+    for (void* p : owned) cudaFree(p);
   }
-  std::uint8_t* alloc(std::size_t n) {
+  // `placed`, else a buffer of its own.
+  std::uint8_t* alloc(std::size_t n, void* placed = nullptr) {
+    if (placed) return static_cast<std::uint8_t*>(placed);
     void* p = nullptr;
     if (cudaMalloc(&p, n) != cudaSuccess) {
       cudaGetLastError();
@@ -56,6 +58,7 @@ struct Fp8Linear::Impl {
                "Fp8Linear: out of device memory allocating " + std::to_string(n >> 20) + " MiB");
     }
     bytes += n;
+    owned.push_back(p);
     return static_cast<std::uint8_t*>(p);
   }
   const float* inv(int which) const { return scales.scale_inv(first + which); }
@@ -80,8 +83,9 @@ struct Fp8Linear::Impl {
 };
 
 Fp8Linear::Fp8Linear(int tokens, int in, int out, const Fp8Scales& scales, int first,
-                     ElemType weight_grad)
-    : impl_(std::make_unique<Impl>(tokens, in, out, scales, first, weight_grad)) {
+                     const Fp8LinearOptions& options)
+    : impl_(std::make_unique<Impl>(tokens, in, out, scales, first, options.weight_grad)) {
+  const ElemType weight_grad = options.weight_grad;
   if (tokens <= 0 || in <= 0 || out <= 0 || tokens % 16 || in % 16 || out % 16)
     XF_THROW(InvalidArgument, "Fp8Linear " + std::to_string(tokens) + " tokens, " +
                                   std::to_string(in) + " -> " + std::to_string(out) +
@@ -101,20 +105,23 @@ Fp8Linear::Fp8Linear(int tokens, int in, int out, const Fp8Scales& scales, int f
   Impl& m = *impl_;
   const std::size_t T = std::size_t(tokens), K = std::size_t(in), M = std::size_t(out);
   m.fwd = &gemm_plan(fp8_nt(tokens, out, in, false, ElemType::bf16));
+  m.wq = m.alloc(M * K);
+  m.xq = m.alloc(T * K, options.scratch.x);
+  if (!options.backward) return;
   m.dgrad = &gemm_plan(fp8_nt(tokens, in, out, true, ElemType::bf16));
   GemmOptions side;  // the weight gradient may run on a stream of its own
   side.private_workspace = true;
   m.wgrad = &gemm_plan(fp8_nt(out, in, tokens, true, weight_grad), side);
-  m.wq = m.alloc(M * K), m.wqt = m.alloc(M * K);
-  m.xq = m.alloc(T * K), m.xqt = m.alloc(T * K);
-  m.dyq = m.alloc(T * M), m.dyqt = m.alloc(T * M);
+  m.wqt = m.alloc(M * K);
+  m.xqt = m.alloc(T * K, options.scratch.xt);
+  m.dyq = m.alloc(T * M, options.scratch.dy), m.dyqt = m.alloc(T * M, options.scratch.dyt);
 }
 
 Fp8Linear::~Fp8Linear() = default;
 
 void Fp8Linear::cast_weight(cudaStream_t s, const __nv_bfloat16* w) {
   Impl& m = *impl_;
-  fp8_cast_transpose(m.wq, m.wqt, w, m.M, m.K, m.scales, m.first + kW, s);
+  fp8_cast_transpose(m.wq, m.wqt, w, m.M, m.K, m.scales, m.first + kW, s);  // no wqt: fwd only
 }
 
 void Fp8Linear::forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y,
@@ -128,6 +135,7 @@ void Fp8Linear::forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y
 
 void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy) {
   Impl& m = *impl_;
+  if (!m.dgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
   fp8_cast_transpose(m.dyq, m.dyqt, dy, m.T, m.M, m.scales, m.first + kDy, s);
 }
 
@@ -150,8 +158,8 @@ void Fp8Linear::tune(cudaStream_t s) {
   XF_CUDA_CHECK(cudaMalloc(&dx, std::size_t(m.T) * m.K * 2));
   XF_CUDA_CHECK(cudaMalloc(&dw, std::size_t(m.M) * m.K * elem_size(m.dw_type)));
   if (!m.fwd->tuned()) m.fwd->tune(s, m.fwd_ops(nullptr, y));
-  if (!m.dgrad->tuned()) m.dgrad->tune(s, m.dgrad_ops(dx));
-  if (!m.wgrad->tuned()) m.wgrad->tune(s, m.wgrad_ops(dw));
+  if (m.dgrad && !m.dgrad->tuned()) m.dgrad->tune(s, m.dgrad_ops(dx));
+  if (m.wgrad && !m.wgrad->tuned()) m.wgrad->tune(s, m.wgrad_ops(dw));
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
   cudaFree(y), cudaFree(dx), cudaFree(dw);
 }

@@ -11,10 +11,12 @@
 //
 // Each product multiplies by the operands' scale_inv through cuBLASLt's scale pointers, writes
 // bf16 (dW: bf16 or fp32) and accumulates in fp32 (the forward with cuBLASLt's fast accumulation,
-// the gradients with its periodic promotion, as TransformerEngine's defaults). The scales are three consecutive tensors of
-// an Fp8Scales (x e4m3, W e4m3, dy e5m2: fp8_linear_formats()). The weight is cast once per step
-// (cast_weight); the backward casts x again from the bf16 input the caller keeps, so FP8 saves
-// nothing beyond bf16's activations; the FP8 copies live in buffers of this object.
+// the gradients with its periodic promotion, as TransformerEngine's defaults). The scales are three
+// consecutive tensors of an Fp8Scales (x e4m3, W e4m3, dy e5m2: fp8_linear_formats()). The weight
+// is cast once per step (cast_weight) into copies of this object's; the backward casts x again from
+// the bf16 input the caller keeps, so FP8 saves nothing beyond bf16's activations. The step's FP8
+// copies of x and dy are scratch, which a model places once for all its layers
+// (Fp8LinearOptions::scratch).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -32,13 +34,23 @@ namespace xfbench::kernels {
 // The formats of a linear layer's three scaled tensors, in the order Fp8Linear takes them.
 std::vector<Fp8Format> fp8_linear_formats();  // {e4m3 (x), e4m3 (W), e5m2 (dy)}
 
+struct Fp8LinearOptions {
+  ElemType weight_grad = ElemType::bf16;  // dW's storage: bf16 or f32
+  bool backward = true;                   // false: forward only (no gradient copies)
+  // The step's copies, placed by the caller (16-byte aligned; each nullptr: the layer allocates
+  // it): x and xᵀ of tokens·in bytes, dy and dyᵀ of tokens·out bytes (backward only).
+  struct Scratch {
+    void *x = nullptr, *xt = nullptr, *dy = nullptr, *dyt = nullptr;
+  } scratch;
+};
+
 class Fp8Linear {
  public:
   // tokens, in and out multiples of 16 (InvalidArgument). `scales` outlives this object; tensor
-  // indices first, first + 1, first + 2 are x, W, dy. `weight_grad`: dW's storage (bf16 or f32).
-  // Throws Unsupported where cuBLASLt has no FP8 product (before sm_89).
+  // indices first, first + 1, first + 2 are x, W, dy. Throws Unsupported where cuBLASLt has no FP8
+  // product (before sm_89).
   Fp8Linear(int tokens, int in, int out, const Fp8Scales& scales, int first,
-            ElemType weight_grad = ElemType::bf16);
+            const Fp8LinearOptions& options = {});
   ~Fp8Linear();
   Fp8Linear(const Fp8Linear&) = delete;
   Fp8Linear& operator=(const Fp8Linear&) = delete;
@@ -59,7 +71,7 @@ class Fp8Linear {
   // Searches each product's algorithms on this layer's buffers (synchronises; outside timing).
   void tune(cudaStream_t s);
 
-  std::size_t device_bytes() const;  // its FP8 copies
+  std::size_t device_bytes() const;  // the FP8 copies it allocated itself
   const GemmDesc& forward_desc() const;
 
  private:

@@ -115,6 +115,8 @@ Precision precision_of(Dtype t) {
   return Precision::fp32;
 }
 
+Precision storage_precision(Precision p) { return p == Precision::fp8 ? Precision::bf16 : p; }
+
 ElemType default_output_type(Precision p) {
   return p == Precision::fp8 ? ElemType::bf16 : input_type(p);
 }

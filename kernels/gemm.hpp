@@ -42,6 +42,9 @@ ElemType input_type(Precision p);
 // fp64 -> f64.
 ElemType default_output_type(Precision p);
 Precision precision_of(Dtype t);  // the precision of the same name
+// What surrounds a precision's products (storage, norms, attention, the optimizer's inputs):
+// bf16 for fp8 (FP8 is a product's operand format only: fp8_linear.hpp), else p itself.
+Precision storage_precision(Precision p);
 
 // Fused epilogues, in row-major terms (vectors index C's columns unless said otherwise).
 enum class Epilogue {

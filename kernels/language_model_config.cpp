@@ -110,6 +110,7 @@ BlockConfig TrainConfig::block() const {
   b.eps = model.eps;
   b.batch = batch, b.seq = seq;
   b.precision = precision;
+  b.fp8 = fp8;
   b.backend = backend;
   b.set_dropout(dropout);
   b.backward = true;
@@ -119,7 +120,8 @@ BlockConfig TrainConfig::block() const {
 
 std::string TrainConfig::describe() const {
   return model.name + " batch " + std::to_string(batch) + ", seq " + std::to_string(seq) +
-         ", accum " + std::to_string(accum) + ", " + to_string(precision) + ", " +
+         ", accum " + std::to_string(accum) + ", " + to_string(precision) +
+         (precision == Precision::fp8 ? std::string(" ") + to_string(fp8.recipe) : "") + ", " +
          to_string(backend) + (checkpointing ? ", checkpointing" : "") + ", " +
          to_string(optimizer) + " AdamW" +
          (tp_size != 1 ? ", tensor-parallel rank " + std::to_string(tp_rank) + " of " +
@@ -143,6 +145,8 @@ void check_train_config(const TrainConfig& c) {
   if (m.llama && (m.kind != LmKind::causal || c.dropout != 0.f || m.positions < c.seq))
     bad("a Llama model is a causal LM without dropout");
   if (c.ranks < 1 || c.ranks > 4096) bad("ranks must be 1 to 4096");
+  if (c.precision == Precision::fp8 && (c.ranks > 1 || c.tp_size > 1))
+    XF_THROW(Unsupported, c.describe() + ": fp8 trains on one GPU so far");
   if (c.tp_size > 1 && c.ranks > 1)
     XF_THROW(Unsupported, c.describe() + ": tensor parallelism (tp " + std::to_string(c.tp_size) +
                               ") with data parallelism (" + std::to_string(c.ranks) +

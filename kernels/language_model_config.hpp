@@ -60,8 +60,11 @@ struct TrainConfig {
   LmModel model;
   int batch = 8, seq = 128;  // per micro-batch
   int accum = 1;             // micro-batches per optimizer step (gradient accumulation)
-  // bf16, fp16 (dynamic loss scaling), tf32 and fp32 (fp32 weights, the unfused attention)
+  // bf16, fp16 (dynamic loss scaling), tf32 and fp32 (fp32 weights, the unfused attention); fp8:
+  // the blocks' linear layers in FP8 by `fp8`'s recipe (BlockConfig::precision), everything else
+  // (embeddings, LM head, loss, optimizer inputs) bf16 — Llama models on one GPU so far.
   Precision precision = Precision::bf16;
+  Fp8RecipeConfig fp8;
   AttentionBackend backend = AttentionBackend::fused;
   bool checkpointing = false;  // keep only layer inputs; recompute each layer before its backward
   OptimizerKind optimizer = OptimizerKind::fused;

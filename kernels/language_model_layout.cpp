@@ -139,7 +139,8 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   const LmModel& m = c.model;
   const bool masked = m.kind == LmKind::masked;
   const std::size_t H = m.hidden, Vp = m.padded_vocab(), T = c.tokens(), R = c.head_rows();
-  const std::size_t e = elem_size(input_type(c.precision));  // 2: fp16/bf16, 4: tf32/fp32
+  // 2: fp16/bf16 (and fp8's bf16 storage), 4: tf32/fp32
+  const std::size_t e = elem_size(input_type(storage_precision(c.precision)));
   ModelLayout l;
   Builder b{l, {}, {}};
 
@@ -231,6 +232,13 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   else
     l.plan.parts.push_back({"fp32 master weights and AdamW moments", 3 * S * 4});
   for (const auto& kv : b.part_bytes) l.plan.parts.push_back({kv.first, kv.second});
+  // fp8: each layer's weights cast to E4M3, and their transposes (Fp8Linear's own copies).
+  if (c.precision == Precision::fp8) {
+    std::size_t weights = 0;
+    for (const BlockTensor& t : block)
+      if (t.role == TensorRole::parameter && t.name[0] == 'w') weights += t.bytes / e;
+    l.plan.parts.push_back({"FP8 weight copies", 2 * weights * std::size_t(m.layers)});
+  }
   l.plan.parts.push_back({"cuBLASLt workspaces", sizes.gemm_workspaces});
   return l;
 }

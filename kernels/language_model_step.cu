@@ -266,7 +266,7 @@ void LanguageModel::Impl::make_head_plans() {
   const Shapes z(c);
   auto plan = [&](std::int64_t M, std::int64_t N, std::int64_t K, bool ta, bool tb, Epilogue e) {
     GemmDesc d;
-    d.precision = c.precision;
+    d.precision = storage_precision(c.precision);  // fp8: the LM head stays bf16, as TE keeps it
     d.m = M, d.n = N, d.k = K, d.trans_a = ta, d.trans_b = tb, d.epilogue = e;
     return &gemm_plan(d);
   };

@@ -168,10 +168,6 @@ bool qkv_bias_by_epilogue(const BlockConfig& c) { return c.qkv_width() > kMaxBia
 bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 }  // namespace
 
-Precision body_precision(const BlockConfig& c) {
-  return c.precision == Precision::fp8 ? Precision::bf16 : c.precision;
-}
-
 void check_block_config(const BlockConfig& c, BlockPart part) {
   auto bad = [&](const std::string& why) { XF_THROW(InvalidArgument, c.describe() + ": " + why); };
   const bool fp32_storage = c.precision == Precision::tf32 || c.precision == Precision::fp32;
@@ -359,7 +355,7 @@ struct TransformerBlock::Impl {
         c(config.shard()),
         part(p),
         place(pl),
-        elem(elem_size(input_type(body_precision(config)))) {}
+        elem(elem_size(input_type(storage_precision(config.precision)))) {}
   ~Impl() {
     for (auto& kv : tensors)
       if (kv.second.owned) cudaFree(kv.second.p);
@@ -371,7 +367,8 @@ struct TransformerBlock::Impl {
   // Tensor parallel: the sum over the ranks of their partial [tokens, hidden] products at p.
   void tp_sum(void* p, cudaStream_t s) const {
     if (c.tp_size > 1)
-      c.tp_reduce(p, std::size_t(c.tokens()) * c.hidden, input_type(body_precision(c)), s);
+      c.tp_reduce(p, std::size_t(c.tokens()) * c.hidden, input_type(storage_precision(c.precision)),
+                  s);
   }
   void check_tp_reduce() const {
     if (c.tp_size > 1 && !c.tp_reduce)
@@ -469,7 +466,7 @@ struct TransformerBlock::Impl {
     auto it = fp8.find(weight);
     return it == fp8.end() ? nullptr : it->second.get();
   }
-  void make_fp8_linears();
+  void make_fp8_linears(bool train);
 
   void make_attention(Core& core, const AttentionDesc& desc, const std::string& suffix, bool train);
   std::string n(const Core& core, const char* name) const { return name + core.suffix; }
@@ -518,8 +515,8 @@ namespace {
 // The self-attention on the packed QKV projection; T5: unscaled, with the relative position bias
 // (and its gradient when training).
 AttentionDesc self_attention(const BlockConfig& c, bool train) {
-  AttentionDesc d = self_attention_desc(body_precision(c), c.batch, c.heads, c.seq, c.head_dim(),
-                                        QkvLayout::bshd, c.kv_head_count());
+  AttentionDesc d = self_attention_desc(storage_precision(c.precision), c.batch, c.heads, c.seq,
+                                        c.head_dim(), QkvLayout::bshd, c.kv_head_count());
   d.dropout = c.attention_dropout;
   d.causal = c.causal;
   d.scale = c.scale_scores ? 0.f : 1.f;
@@ -532,7 +529,7 @@ AttentionDesc self_attention(const BlockConfig& c, bool train) {
 // from the encoder states (as [B, S, 2, NH, HD]); no mask, no bias.
 AttentionDesc cross_attention(const BlockConfig& c) {
   AttentionDesc d;
-  d.precision = body_precision(c);
+  d.precision = storage_precision(c.precision);
   d.B = c.batch, d.NH = c.heads, d.Sq = d.Sk = c.seq, d.HD = c.head_dim();
   const std::int64_t A = c.attention_width(), S = c.seq;
   d.q = d.o = {S * A, d.HD, A};
@@ -678,7 +675,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (train) m.alloc("dout", T * H, m.elem, TensorRole::output_grad);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
-  if (c.precision == Precision::fp8) m.make_fp8_linears();
+  if (c.precision == Precision::fp8) m.make_fp8_linears(train);
   if (train && c.linear_bias)  // the side stream's column sums (bias gradients) beside the main's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
@@ -686,8 +683,10 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
             1, scratch);
 }
 
-// One Fp8Linear per weight of this part: [out, in] as nn.Linear stores it.
-void TransformerBlock::Impl::make_fp8_linears() {
+// One Fp8Linear per weight of this part: [out, in] as nn.Linear stores it. The step's FP8 copies of
+// its input and gradient are block scratch ("fp8.<weight>.x", ...: a model shares them between
+// layers); the weight's copies are the layer's own.
+void TransformerBlock::Impl::make_fp8_linears(bool train) {
   const int T = c.tokens(), H = c.hidden, A = c.attention_width(), I = c.intermediate;
   const int U = c.gated_ffn ? 2 * I : I;
   const std::vector<std::pair<const char*, std::pair<int, int>>> shapes = {
@@ -700,7 +699,17 @@ void TransformerBlock::Impl::make_fp8_linears() {
   int next = 0;
   for (const auto& [w, io] : shapes)
     if (t(w)) {
-      fp8[w] = std::make_unique<Fp8Linear>(T, io.first, io.second, *fp8_scales, next);
+      const std::string n = std::string("fp8.") + w + ".";
+      const std::size_t in = std::size_t(T) * io.first, out = std::size_t(T) * io.second;
+      Fp8LinearOptions o;
+      o.backward = train;
+      o.scratch.x = alloc(n + "x", in, 1, TensorRole::scratch);
+      if (train) {
+        o.scratch.xt = alloc(n + "xt", in, 1, TensorRole::scratch);
+        o.scratch.dy = alloc(n + "dy", out, 1, TensorRole::scratch);
+        o.scratch.dyt = alloc(n + "dyt", out, 1, TensorRole::scratch);
+      }
+      fp8[w] = std::make_unique<Fp8Linear>(T, io.first, io.second, *fp8_scales, next, o);
       next += 3;
       bytes += fp8[w]->device_bytes(), owned_bytes += fp8[w]->device_bytes();
     }
@@ -753,7 +762,7 @@ void TransformerBlock::forward(cudaStream_t stream, std::uint64_t step) {
   impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     forward_impl<__half>(*impl_, stream, step);
-  } else if (body_precision(impl_->c) == Precision::bf16) {
+  } else if (storage_precision(impl_->c.precision) == Precision::bf16) {
     forward_impl<__nv_bfloat16>(*impl_, stream, step);
   } else {  // tf32, fp32
     forward_impl<float>(*impl_, stream, step);
@@ -781,7 +790,7 @@ void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
   impl_->check_tp_reduce();
   if (impl_->c.precision == Precision::fp16) {
     backward_impl<__half>(*impl_, stream, step);
-  } else if (body_precision(impl_->c) == Precision::bf16) {
+  } else if (storage_precision(impl_->c.precision) == Precision::bf16) {
     backward_impl<__nv_bfloat16>(*impl_, stream, step);
   } else {  // tf32, fp32
     backward_impl<float>(*impl_, stream, step);

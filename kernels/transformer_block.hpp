@@ -197,10 +197,6 @@ void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer)
 double block_forward_flops(const BlockConfig& c, BlockPart part = BlockPart::layer,
                            bool causal_half = false);
 
-// The precision of what is not a linear layer's product (attention, norms, storage): bf16 for
-// fp8, else the block's own.
-Precision body_precision(const BlockConfig& c);
-
 // What a block tensor is to a caller placing it (TensorPlacement).
 enum class TensorRole {
   input,        // "x"; in a model, the previous layer's "out"

@@ -55,10 +55,12 @@ struct LanguageModel::Impl {
   // What the norm and the optimizer read: the accumulated gradients, or the last backward's.
   void* final_grads() const { return c.accum > 1 ? accum_grads.p : grads.p; }
   // Bytes of a stored parameter, gradient or activation: 2 (fp16, bf16), 4 (tf32, fp32).
-  std::size_t elem() const { return elem_size(input_type(c.precision)); }
+  std::size_t elem() const { return elem_size(input_type(storage_precision(c.precision))); }
   // tf32/fp32: the fp32 weights are AdamW's master copy (as in torch's fp32 training, no second
   // copy); `master` then holds the moments alone.
-  bool weights_are_master() const { return input_type(c.precision) == ElemType::f32; }
+  bool weights_are_master() const {
+    return input_type(storage_precision(c.precision)) == ElemType::f32;
+  }
   float* master_weights() const {
     return static_cast<float*>(weights_are_master() ? params.p : master.p);
   }
@@ -83,7 +85,7 @@ template <class F>
 void with_storage_type(Precision p, const F& f) {
   if (p == Precision::fp16)
     f(static_cast<__half*>(nullptr));
-  else if (p == Precision::bf16)
+  else if (storage_precision(p) == Precision::bf16)  // bf16, and fp8 (FP8 products, bf16 storage)
     f(static_cast<__nv_bfloat16*>(nullptr));
   else
     f(static_cast<float*>(nullptr));

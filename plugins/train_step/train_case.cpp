@@ -27,19 +27,37 @@ std::map<std::string, double>& samples_per_second() {
 // The dtype whose dense peak MFU is against (precisions and dtypes share their names).
 Dtype dtype_of(kernels::Precision p) { return parse_dtype(kernels::to_string(p)); }
 
+// The bf16 step's losses over `steps` steps of the same model, data and initialisation (a model
+// of its own, freed before the caller's timing).
+std::vector<float> bf16_losses(kernels::TrainConfig c, int steps, cudaStream_t stream) {
+  c.precision = kernels::Precision::bf16;
+  kernels::LanguageModel bf16(c);
+  bf16.init_parameters(c.seed);
+  bf16.set_data(step_data(c));
+  return training_losses(bf16, steps, stream);
+}
+
 void run_case(benchmark::State& state, const Spec& spec) {
   if (!spec.unsupported.empty()) XF_THROW(Unsupported, spec.unsupported);
   const kernels::TrainConfig& c = spec.c;
+  Stream stream;
+  // fp8's accuracy is judged against the bf16 step on the same data and initialisation, trained
+  // first (its model is gone before this one is built: both may not fit together).
+  const bool against_bf16 = should_validate() && c.precision == kernels::Precision::fp8;
+  const std::vector<float> bf16 =
+      against_bf16 ? bf16_losses(c, kFallSteps + 1, stream) : std::vector<float>{};
   // The case's memory includes the GEMM plans' workspaces: earlier cases' plans go first.
   kernels::clear_gemm_plans();
   XF_CUDA_CHECK(cudaDeviceSynchronize());
   const std::size_t before = device_memory_used();
-  Stream stream;
   kernels::LanguageModel model(c);  // Unsupported "out of memory: ..." before allocating
   model.init_parameters(c.seed);
   model.set_data(step_data(c));
   if (should_validate()) {
-    add_label(state, "validated: " + validate_training(model, stream));
+    std::vector<float> losses;
+    std::string label = "validated: " + validate_training(model, stream, &losses);
+    if (against_bf16) label += "; " + fp8_against_bf16(losses, bf16);
+    add_label(state, label);
     model.init_parameters(c.seed);  // the timed steps start from the initialisation again
   }
   if (spec.search) model.tune();
@@ -72,10 +90,13 @@ double recorded_samples_per_second(const std::string& name) {
 }
 
 std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag) {
+  const std::string precision = c.precision == kernels::Precision::fp8
+                                    ? std::string("fp8/recipe:") + kernels::to_string(c.fp8.recipe)
+                                    : kernels::to_string(c.precision);
   return "TrainStep/" + std::string(kernels::to_string(c.backend)) + "/" + c.model.name + "/" +
-         kernels::to_string(c.precision) + "/seq:" + std::to_string(c.seq) +
-         "/batch:" + std::to_string(c.batch) + "/accum:" + std::to_string(c.accum) +
-         "/ckpt:" + (c.checkpointing ? "on" : "off") + "/adamw:" + kernels::to_string(c.optimizer) +
+         precision + "/seq:" + std::to_string(c.seq) + "/batch:" + std::to_string(c.batch) +
+         "/accum:" + std::to_string(c.accum) + "/ckpt:" + (c.checkpointing ? "on" : "off") +
+         "/adamw:" + kernels::to_string(c.optimizer) +
          (c.model.llama ? "" : block::dropout_tag(c.dropout)) + model_tag;
 }
 

@@ -91,8 +91,17 @@ void register_cases() {
   const std::vector<int> batches =
       block::int_list_flag("train_batches", "TrainStep batch sizes", {});
   const std::vector<std::string> precisions = block::choice_list_flag(
-      "train_precisions", "TrainStep precisions (bf16, fp16; tf32, fp32 need backends=unfused)",
-      {"bf16"}, {"bf16", "fp16", "tf32", "fp32"});
+      "train_precisions",
+      "TrainStep precisions (bf16, fp16; tf32, fp32 need backends=unfused; fp8: Llama's linear "
+      "layers in FP8)",
+      {"bf16"}, {"bf16", "fp16", "tf32", "fp32", "fp8"});
+  const std::string recipe = flag_string(
+      "train_fp8_recipe", "delayed",
+      "TrainStep fp8 scaling: delayed (amax history of 1024 steps) or current (this step's amax)");
+  if (recipe != "delayed" && recipe != "current")
+    XF_THROW(InvalidArgument,
+             "--xfbench_train_fp8_recipe='" + recipe + "': expected delayed or current");
+  const kernels::Fp8Recipe fp8_recipe = kernels::fp8_recipe(recipe);
   const std::vector<std::string> backends = block::choice_list_flag(
       "train_backends", "TrainStep attention backends", {"fused"}, {"unfused", "fused", "flash"});
   const std::vector<int> accums =
@@ -124,7 +133,9 @@ void register_cases() {
                     c.precision = p == "fp16"   ? kernels::Precision::fp16
                                   : p == "tf32" ? kernels::Precision::tf32
                                   : p == "fp32" ? kernels::Precision::fp32
+                                  : p == "fp8"  ? kernels::Precision::fp8
                                                 : kernels::Precision::bf16;
+                    c.fp8.recipe = fp8_recipe;
                     c.backend = block::backend_of(be);
                     c.accum = accum, c.checkpointing = ck == "on";
                     c.optimizer = ad == "fused" ? kernels::OptimizerKind::fused
@@ -172,6 +183,12 @@ void register_cases() {
     r.add(c, Suite::extended);
     c = base(llama3b, 4096, ckpt ? 2 : 1, dropout);
     c.checkpointing = ckpt;
+    r.add(c, Suite::extended);
+  }
+  // ... and in FP8 (issue 34), the recipe by flag.
+  for (const kernels::LmModel& m : {llama1b, llama3b}) {
+    TrainConfig c = base(m, 4096, m.hidden == llama1b.hidden ? 4 : 1, dropout);
+    c.precision = kernels::Precision::fp8, c.fp8.recipe = fp8_recipe;
     r.add(c, Suite::extended);
   }
 

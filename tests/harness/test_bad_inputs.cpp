@@ -223,6 +223,8 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
       {"--xfbench_llama_head_dim=-1", 2, "--xfbench_llama_head_dim='-1'"},
       {"--xfbench_llama_seqs=0", 2, "--xfbench_llama_seqs: '0'"},
       {"--xfbench_llama_dtypes=fp4", 2, "--xfbench_llama_dtypes: unknown value 'fp4'"},
+      {"--xfbench_train_fp8_recipe=late", 2,
+       "--xfbench_train_fp8_recipe='late': expected delayed or current"},
       {"--xfbench_llama_fp8_recipe=best", 2,
        "--xfbench_llama_fp8_recipe='best': expected delayed or current"},
       {"--xfbench_llama_backends=sdpa", 2, "--xfbench_llama_backends: unknown value 'sdpa'"},

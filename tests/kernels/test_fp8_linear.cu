@@ -92,7 +92,9 @@ TEST_P(Fp8LinearGpu, ForwardAndGradientsMatchFloat64) {
   xk::Fp8RecipeConfig rc;
   rc.recipe = GetParam();
   xk::Fp8Scales scales(xk::fp8_linear_formats(), rc);
-  xk::Fp8Linear layer(T, K, M, scales, 0, xk::ElemType::f32);
+  xk::Fp8LinearOptions options;
+  options.weight_grad = xk::ElemType::f32;
+  xk::Fp8Linear layer(T, K, M, scales, 0, options);
 
   // Spreads far from 1 so that unit scales would under- or overflow the formats.
   const std::vector<double> x = random_values<__nv_bfloat16>(std::size_t(T) * K, -3, 3, 1);

@@ -41,7 +41,7 @@ std::map<std::string, std::vector<double>> gradients(const LanguageModel& m) {
 
 // The GPU model's gradients against the float64 reference on the GPU model's own weights:
 // relative L2 per parameter within `tol`; returns the worst.
-double check_gradients(const TrainConfig& c, double tol) {
+double check_gradients(const TrainConfig& c, double tol, double loss_tol = 2e-3) {
   LanguageModel model(c);
   model.init_parameters(17, /*random_all=*/true);
   const TokenBatch data = synthetic_batch(c, 5);
@@ -51,7 +51,7 @@ double check_gradients(const TrainConfig& c, double tol) {
   for (const std::string& p : model.parameters())
     params[p] = model.download(p, Values::weights, nullptr);
   const double loss = ref::language_model(c, data, params, &ref_grads);
-  EXPECT_NEAR(model.loss(nullptr), loss, 2e-3 * loss);
+  EXPECT_NEAR(model.loss(nullptr), loss, loss_tol * loss);
   double worst = 0;
   for (const std::string& p : model.parameters()) {
     const double e = rel_l2(model.download(p, Values::gradients, nullptr), ref_grads.at(p));
@@ -280,6 +280,59 @@ TEST(TrainStepGpu, LlamaGradientsMatchTheReference) {
   model.init_parameters(2);
   model.set_data(train::step_data(c));
   std::printf("%s\n", train::validate_training(model, nullptr).c_str());
+}
+
+// FP8 (issue 34): the tiny Llama's gradients against the float64 reference within FP8's limits —
+// one step with current scaling (the scales from this step's amaxes), 25% relative L2 (a gradient
+// crosses up to eight FP8 products over two layers, each ~5.7%: test_fp8_linear; measured 12%),
+// the loss within 2% — and the plugin's checks on both recipes: the loss starts where random
+// weights put it and falls. The mean loss over the 31 steps against the bf16 step's on the same
+// data and initialisation: measured +0.73% (delayed) and +1.12% (current) on this model; the
+// plugin's bar is the issue's 1% (which llama-3.2-1b misses: reports/results/h100/train_step_fp8),
+// the test's 3% tells a working FP8 step from a broken one (a wrong scale stalls the loss).
+TEST(TrainStepGpu, Fp8LlamaTrainsAsBf16Does) {
+  SKIP_WITHOUT_GPU();
+  if (xfbench::device_info().cc() < 89) GTEST_SKIP() << "no fp8 tensor cores";
+  TrainConfig c = xftest::tiny_llama(Precision::fp8, false);
+  c.fp8.recipe = kernels::Fp8Recipe::current;
+  std::printf("%-70s worst gradient rel_l2 %.2e\n", c.describe().c_str(),
+              check_gradients(c, 0.25, 0.02));
+  for (kernels::Fp8Recipe r : {kernels::Fp8Recipe::delayed, kernels::Fp8Recipe::current}) {
+    c.fp8.recipe = r;
+    c.adamw.lr = 1e-3f;
+    LanguageModel model(c);
+    model.init_parameters(2);
+    model.set_data(train::step_data(c));
+    std::vector<float> losses;
+    std::printf("%s: %s\n", kernels::to_string(r),
+                train::validate_training(model, nullptr, &losses).c_str());
+    TrainConfig b = c;
+    b.precision = Precision::bf16;
+    LanguageModel bf16(b);
+    bf16.init_parameters(2);
+    bf16.set_data(train::step_data(b));
+    const double gap =
+        train::fp8_mean_loss_gap(losses, train::training_losses(bf16, int(losses.size()), nullptr));
+    std::printf("  fp8 mean loss %+.2f%% against bf16's\n", 100 * gap);
+    EXPECT_LT(std::abs(gap), 0.03) << kernels::to_string(r);
+  }
+}
+
+// The FP8 accuracy rule on its own: the mean losses' ratio, both ways, and what cannot compare.
+TEST(TrainValidate, Fp8MeanLossWithinOnePercentOfBf16) {
+  const std::vector<float> bf16 = {12.f, 8.f, 4.f, 0.f};                                 // mean 6
+  EXPECT_NO_THROW(train::fp8_against_bf16({12.f, 8.f, 4.05f, 0.f}, bf16));               // +0.2%
+  EXPECT_NO_THROW(train::fp8_against_bf16({12.f, 8.f, 4.f, 0.2f}, bf16));                // +0.8%
+  EXPECT_THROW(train::fp8_against_bf16({12.f, 8.f, 4.f, 0.3f}, bf16), ValidationError);  // +1.25%
+  EXPECT_THROW(train::fp8_against_bf16({12.f, 8.f, 3.6f, 0.f}, bf16), ValidationError);  // -1.7%
+  EXPECT_THROW(train::fp8_against_bf16({12.f, 8.f, 4.f, NAN}, bf16), ValidationError);
+  EXPECT_THROW(train::fp8_against_bf16({12.f, 8.f, 4.f}, bf16), ValidationError);
+  EXPECT_NEAR(train::fp8_mean_loss_gap({12.f, 8.f, 4.f, 0.3f}, bf16), 0.0125, 1e-6);
+  EXPECT_TRUE(std::isnan(train::fp8_mean_loss_gap({12.f, 8.f, 4.f}, bf16)));
+  const std::string label = train::fp8_against_bf16({12.f, 8.f, 4.05f, 0.f}, bf16);
+  EXPECT_NE(label.find("fp8 mean loss 6.0125 over 4 steps, bf16 6.0000 (+0.21%)"),
+            std::string::npos)
+      << label;
 }
 
 // fp16: an overflowing loss scale skips the step (weights unchanged, counted) and halves.
