@@ -182,9 +182,19 @@ TEST(LlamaFlags, NamesModelsAndErrors) {
             "LlamaBlock/fused/bf16/fwdbwd/seq:512/batch:4/hidden:1024/heads:8/kv_heads:2/"
             "head_dim:128/inter:2816\n");
 
+  // The parts follow the seqs and batches given, and fp8 names its recipe.
+  r = xftest::run_host(
+      "--xfbench_llama_seqs=2048 --xfbench_llama_batches=1 --xfbench_llama_dtypes=fp8 "
+      "--xfbench_llama_fp8_recipe=current --benchmark_list_tests --benchmark_filter=part:mlp",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(llama_names(r.out), "LlamaBlock/part:mlp/fp8/recipe:current/fwd/seq:2048/batch:1\n");
+
+  // A model that cannot be built: the message names the first case's run (seq 2048, batch 1).
   r = xftest::run_host("--xfbench_llama_kv_heads=5 --benchmark_list_tests", env);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("key/value heads"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("batch 1, seq 2048"), std::string::npos) << r.err;
   r = xftest::run_host("--xfbench_llama_model=llama-2-7b --benchmark_list_tests", env);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--xfbench_llama_model: unknown model 'llama-2-7b'"), std::string::npos)

@@ -148,20 +148,28 @@ void add_layer_cases(
 void add_part_cases(const std::string& family, const kernels::BlockConfig& model,
                     const LayerSweep& sweep, const std::string& model_tag, int seq, int batch,
                     const std::vector<std::pair<kernels::BlockPart, std::string>>& parts) {
+  // The sweep's seqs and batches when given by flag, else the headline shape.
+  const std::vector<int> seqs = sweep.given ? sweep.seqs : std::vector<int>{seq};
+  const std::vector<int> batches = sweep.given ? sweep.batches : std::vector<int>{batch};
   for (const std::string& d : sweep.dtypes) {
     for (const auto& [part, name] : parts) {
       for (const std::string& be : sweep.backends) {
         const bool attention = part == kernels::BlockPart::attention;
         if (!attention && be != sweep.backends.front()) continue;  // no attention: one backend
-        BlockCase s{model, part, false, sweep.search, sweep.given ? Suite::core : Suite::extended};
-        s.config.precision = precision_of(d);
-        s.config.fp8 = sweep.fp8;
-        s.config.backend = backend_of(be);
-        s.config.seq = seq, s.config.batch = batch;
-        const std::string p = attention && be != "unfused" ? name + "_" + be : name;
-        add_block_case(family + "/part:" + p + "/" + dtype_name(d, sweep) + "/fwd/seq:" +
-                           std::to_string(seq) + "/batch:" + std::to_string(batch) + model_tag,
-                       s);
+        for (int s_len : seqs) {
+          for (int b : batches) {
+            BlockCase s{model, part, false, sweep.search,
+                        sweep.given ? Suite::core : Suite::extended};
+            s.config.precision = precision_of(d);
+            s.config.fp8 = sweep.fp8;
+            s.config.backend = backend_of(be);
+            s.config.seq = s_len, s.config.batch = b;
+            const std::string p = attention && be != "unfused" ? name + "_" + be : name;
+            add_block_case(family + "/part:" + p + "/" + dtype_name(d, sweep) + "/fwd/seq:" +
+                               std::to_string(s_len) + "/batch:" + std::to_string(b) + model_tag,
+                           s);
+          }
+        }
       }
     }
   }

@@ -60,10 +60,11 @@ void add_layer_cases(
     const std::string& model_tag,
     const std::function<bool(int seq, int batch, const std::string& backend)>& headline);
 
-// A block's parts forward at one shape, as the seeds' parts table:
-// <family>/part:<name>/<dtype>/fwd/seq:S/batch:B<model_tag> for each (part, name) of `parts`, the
-// attention part once per backend of the sweep ("<name>_<backend>" but for unfused, HF eager's).
-// In the default suite only when the sweep was given by flag.
+// A block's parts forward at one shape (each of the sweep's seqs and batches when they were given
+// by flag), as the seeds' parts table: <family>/part:<name>/<dtype>/fwd/seq:S/batch:B<model_tag>
+// for each (part, name) of `parts`, the attention part once per backend of the sweep
+// ("<name>_<backend>" but for unfused, HF eager's). In the default suite only when the sweep was
+// given by flag.
 void add_part_cases(const std::string& family, const kernels::BlockConfig& model,
                     const LayerSweep& sweep, const std::string& model_tag, int seq, int batch,
                     const std::vector<std::pair<kernels::BlockPart, std::string>>& parts);
