@@ -459,7 +459,7 @@ struct TransformerBlock::Impl {
   }
 
   // fp8: each linear layer's FP8 products and copies, by its weight's name, and their scales
-  // (three per layer, in the order of `fp8`'s keys).
+  // (three per layer: wqkv's first, then wo, wi, wout, those the part has; make_fp8_linears).
   std::unique_ptr<Fp8Scales> fp8_scales;
   std::map<std::string, std::unique_ptr<Fp8Linear>> fp8;
   Fp8Linear* fp8_of(const char* weight) const {
