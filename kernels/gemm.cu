@@ -769,17 +769,17 @@ int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbe
     std::sort(v.begin(), v.end());
     return v.empty() ? std::numeric_limits<double>::infinity() : v[v.size() / 2];
   };
-  const std::vector<double>& base = rounds[std::size_t(incumbent)];
+  // King of the hill in list order: each challenger must beat the one holding the place so far.
+  // Challengers within the margin of each other are a tie, which goes to the earlier (the list's
+  // order is cuBLASLt's ranking), never to the luckier: run to run, the same kernel wins.
   int best = incumbent;
-  double best_median = median(base);
-  const double bar = best_median * (1.0 - margin);
   for (int i = 0; i < int(rounds.size()); ++i) {
     const std::vector<double>& t = rounds[std::size_t(i)];
-    if (i == incumbent || t.size() != base.size()) continue;
+    const std::vector<double>& held = rounds[std::size_t(best)];
+    if (i == incumbent || t.size() != held.size()) continue;
     int wins = 0;
-    for (std::size_t r = 0; r < t.size(); ++r) wins += t[r] < base[r];
-    const double m = median(t);
-    if (wins >= min_wins && m <= bar && m < best_median) best = i, best_median = m;
+    for (std::size_t r = 0; r < t.size(); ++r) wins += t[r] < held[r];
+    if (wins >= min_wins && median(t) <= median(held) * (1.0 - margin)) best = i;
   }
   return best;
 }
@@ -829,7 +829,8 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
     return t;
   };
   // Bursts of about 2 ms per candidate and round; each candidate keeps its best round.
-  const int reps = int(std::clamp(2e-3 / std::max(ev.seconds(), 1e-7), 1.0, 50.0));
+  const double single = std::max(ev.seconds(), 1e-7);
+  const int reps = int(std::clamp(2e-3 / single, 1.0, 50.0));
   std::vector<int> order;
   for (int i = 0; i < n; ++i)
     if (runs[std::size_t(i)]) order.push_back(i);
@@ -848,8 +849,10 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   std::vector<int> finalists{incumbent};
   for (std::size_t j = 0; j < order.size() && finalists.size() < 4; ++j)
     if (order[j] != incumbent) finalists.push_back(order[j]);
+  std::sort(finalists.begin() + 1, finalists.end());  // the final's ties go by cuBLASLt's rank
   r.best = incumbent;
-  const int final_reps = int(std::clamp(5.0 * reps, 1.0, 500.0));  // ~10 ms
+  // ~10 ms (at most five bursts; one launch when it is longer: a 20 ms product needs no five)
+  const int final_reps = int(std::clamp(std::min(5.0 * reps, 1e-2 / single), 1.0, 500.0));
   if (finalists.size() > 1) {
     const std::vector<std::vector<double>> t = time_rounds(finalists, final_reps, kFinalRounds);
     r.best = finalists[std::size_t(choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin))];
@@ -892,6 +895,17 @@ std::map<PlanKey, std::unique_ptr<Gemm>>& plans() {
   static auto* p = new std::map<PlanKey, std::unique_ptr<Gemm>>();
   return *p;
 }
+
+// The searches' outcomes (candidate chosen, of how many), kept when the plans go: a plan built
+// again for the same key (same device, description, options: the same heuristic list) starts
+// searched, so a case that clears the plans to measure its own memory does not search again.
+struct SearchOutcome {
+  int index = 0, candidates = 0;
+};
+std::map<PlanKey, SearchOutcome>& searched() {
+  static auto* s = new std::map<PlanKey, SearchOutcome>();
+  return *s;
+}
 }  // namespace
 
 Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
@@ -900,6 +914,11 @@ Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
   auto it = plans().find(key);
   if (it == plans().end()) {
     it = plans().emplace(key, std::make_unique<Gemm>(desc, options)).first;
+    auto done = searched().find(key);
+    if (done != searched().end() && done->second.candidates == it->second->candidates()) {
+      it->second->select(done->second.index);
+      it->second->impl_->tuned = true;
+    }
   }
   return *it->second;
 }
@@ -907,6 +926,8 @@ Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
 void clear_gemm_plans() {
   {
     std::lock_guard<std::mutex> lock(plan_mutex());
+    for (const auto& [key, plan] : plans())
+      if (plan->tuned()) searched()[key] = {plan->selected(), plan->candidates()};
     plans().clear();
   }
   std::lock_guard<std::mutex> lock(context_mutex());

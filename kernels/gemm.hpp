@@ -142,9 +142,10 @@ struct GemmTuneResult {
 // The search's final choice among finalists timed in alternating rounds (rounds[i][r]: seconds
 // per launch of finalist i in round r; round r of every finalist ran back to back, so it is a
 // paired sample). Keeps `incumbent` unless a challenger is faster in at least `min_wins` rounds
-// and its median is at least `margin` (relative, e.g. 0.01) below the incumbent's median; of
-// such challengers the lowest median wins. Near-ties between kernels are run-to-run noise, and
-// picking their lucky winner would make the search worse than no search half the time.
+// and its median is at least `margin` (relative, e.g. 0.01) below the incumbent's median; the
+// challengers then meet the one holding the place in list order, by the same rule. Near-ties
+// between kernels are run-to-run noise: picking their lucky winner would make the search worse
+// than no search half the time, and a suite would not pick what the same case picks alone.
 int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
                      double margin);
 
@@ -184,14 +185,18 @@ class Gemm {
                       const GemmTuneOptions& options = {});
 
  private:
+  friend Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
 // The process-wide plan for (current device, desc, options), built on first use. Not tuned: a
-// caller that wants the search calls tune() once (tuned() says whether it ran).
+// caller that wants the search calls tune() once (tuned() says whether it ran) — unless a plan of
+// the same key was searched before clear_gemm_plans(): then it starts with that search's choice.
 Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options = {});
-void clear_gemm_plans();  // frees cached plans and shared workspaces (tests, memory pressure)
+// Frees cached plans and shared workspaces (tests, memory pressure, a case measuring its own
+// memory); the searches' choices are kept.
+void clear_gemm_plans();
 
 // --- Checking results -------------------------------------------------------------------------
 

@@ -149,8 +149,9 @@ void run_case(benchmark::State& state, const CaseSpec& c, const Settings& s) {
   k::GemmTuneOptions tuning;
   if (k::gemm_flops(d) >= kCooldownFlops) tuning.idle_ms = s.cooldown_ms;
   if (s.search && !plan.tuned()) plan.tune(stream, ops, tuning);
-
+  mark_phase("search");
   if (should_validate()) validate(stream, plan, ops, c);
+  mark_phase("validate");
   add_label(state, plan.algo_info().label());
   // Start timing from an idle GPU, so that a case neither inherits the previous case's heat nor
   // its own search's: under the power limit, clocks depend on the recent past. The PyTorch peer

@@ -205,6 +205,21 @@ TEST(Cli, NoGpuIsOneLineAndItsOwnExitCode) {
       << r.err;
 }
 
+// XFBENCH_PHASES=1: one line per case on stderr with the seconds between its marks, nothing else
+// changed; without it, no such line.
+TEST(Cli, PhasesSayWhereACasesTimeGoes) {
+  Result r = xfbench(plugins("good") + " " + kSum, kNoGpu + " XFBENCH_PHASES=1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::regex line(
+      "xfbench phases: CpuTest/sum/fp32/n:4096[^:]*: setup [0-9.]+ s, timed "
+      "[0-9.]+ s, end [0-9.]+ s\n");
+  EXPECT_TRUE(std::regex_search(r.err, line)) << r.err;
+  EXPECT_EQ(xfbench_lines(r.err), 0) << r.err;
+  Result quiet = xfbench(plugins("good") + " " + kSum, kNoGpu + " XFBENCH_PHASES=0");
+  EXPECT_EQ(quiet.code, 0);
+  EXPECT_EQ(quiet.err.find("xfbench phases"), std::string::npos) << quiet.err;
+}
+
 TEST(Cli, NoGpuStillRunsTheCpuCases) {
   Result r = xfbench(plugins("good") + " --benchmark_filter='(CpuTest/sum|GpuTest)'", kNoGpu);
   EXPECT_EQ(r.code, 4);

@@ -451,6 +451,31 @@ TEST_F(GemmGpu, PlansAreCachedAndRunsCheckTheirArguments) {
   k::clear_gemm_plans();
 }
 
+// A case that clears the plans (to measure its own memory) keeps the searches done before it:
+// the rebuilt plan starts searched, on the same candidate; an unsearched one stays unsearched.
+TEST_F(GemmGpu, SearchesOutliveClearedPlans) {
+  k::GemmDesc d = desc(k::Precision::bf16, "NN", 512, 768, 256);
+  k::GemmOptions wide;
+  wide.heuristics = 8;
+  Problem pr(d);
+  k::Gemm& a = k::gemm_plan(d, wide);
+  ASSERT_FALSE(a.tuned());
+  a.tune(nullptr, pr.ops());
+  const int chosen = a.selected();
+  k::GemmDesc other = desc(k::Precision::bf16, "NN", 512, 768, 320);
+  EXPECT_FALSE(k::gemm_plan(other, wide).tuned());
+  k::clear_gemm_plans();
+  k::Gemm& b = k::gemm_plan(d, wide);
+  EXPECT_TRUE(b.tuned());
+  EXPECT_EQ(b.selected(), chosen);
+  EXPECT_FALSE(k::gemm_plan(other, wide).tuned());
+  EXPECT_FALSE(k::gemm_plan(d).tuned()) << "other options, another plan";
+  pr.c.poison();
+  b.run(nullptr, pr.ops());
+  expect_close(pr.c.host(), pr.reference(), 1e-2, "rebuilt " + b.algo_info().label());
+  k::clear_gemm_plans();
+}
+
 TEST_F(GemmGpu, SampledReferenceAndChecksAgreeWithTheCpu) {
   for (k::Precision p : {k::Precision::fp32, k::Precision::bf16, k::Precision::fp8}) {
     if (p == k::Precision::fp8 && !has_fp8()) continue;

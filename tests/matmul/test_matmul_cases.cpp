@@ -246,8 +246,12 @@ TEST(MatmulSearch, ChallengerMustWinClearly) {
   // One slower round is allowed.
   lucky[4] = 0.97;
   EXPECT_EQ(k::choose_by_rounds({base, lucky}, 0, 6, 0.01), 1);
-  // Of two clear winners, the lower median.
+  // Of two clear winners, the one clearly faster than the other...
   EXPECT_EQ(k::choose_by_rounds({base, scaled(0.97), scaled(0.95), scaled(1.1)}, 0, 6, 0.01), 2);
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.95), scaled(0.97), scaled(1.1)}, 0, 6, 0.01), 1);
+  // ... and of two within the margin of each other the earlier in the list, whichever was luckier.
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.97), scaled(0.965)}, 0, 6, 0.01), 1);
+  EXPECT_EQ(k::choose_by_rounds({base, scaled(0.965), scaled(0.97)}, 0, 6, 0.01), 1);
   // A challenger that failed to run (infinite times) or ran other rounds never wins.
   const double inf = std::numeric_limits<double>::infinity();
   EXPECT_EQ(k::choose_by_rounds({base, std::vector<double>(7, inf), {0.5, 0.5}}, 0, 6, 0.01), 0);

@@ -35,4 +35,11 @@ void add_case(const std::string& name, CaseBody body, Needs needs, Suite suite);
 void report_faulty_device();
 void report_device_not_run();
 
+// Where a case's wall time goes (a developer's aid for the suite's length): with XFBENCH_PHASES=1
+// in the environment, each case prints one line to stderr when it ends, the seconds between its
+// marks ("xfbench phases: BertLayer/...: validate 2.31 s, setup 1.02 s, timed 6.10 s"). time_gpu
+// marks "setup" when it starts timing and "timed" when it ends; a plugin marks its own phases
+// (validation). Costs nothing otherwise.
+void mark_phase(const char* phase);
+
 }  // namespace xfbench

@@ -3,7 +3,9 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,7 +81,33 @@ void check_context(const CaseState& c, const CudaError& e) {
   }
 }
 
+// The case's phase marks (mark_phase), when XFBENCH_PHASES asks for them.
+struct Phases {
+  bool on = false;
+  std::chrono::steady_clock::time_point last;
+  std::string text;
+};
+thread_local Phases t_phases;
+
+bool phases_wanted() {
+  static const bool on = [] {
+    const char* v = std::getenv("XFBENCH_PHASES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 void run_case(benchmark::State& state, CaseState& c) {
+  t_phases = Phases{phases_wanted(), std::chrono::steady_clock::now(), {}};
+  struct PrintPhases {
+    const std::string& name;
+    ~PrintPhases() {
+      if (!t_phases.on) return;
+      mark_phase("end");
+      std::fprintf(stderr, "xfbench phases: %s: %s\n", name.c_str(), t_phases.text.c_str());
+      t_phases.on = false;
+    }
+  } print{c.name};
   if (c.needs == Needs::gpu) {
     if (!gpu_unavailable_reason().empty()) {  // the host has said so once and exits 4
       state.SkipWithError(("no usable GPU: " + gpu_unavailable_reason()).c_str());
@@ -126,6 +154,16 @@ void run_case(benchmark::State& state, CaseState& c) {
 }
 
 }  // namespace
+
+void mark_phase(const char* phase) {
+  if (!t_phases.on) return;
+  const auto now = std::chrono::steady_clock::now();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s%s %.2f s", t_phases.text.empty() ? "" : ", ", phase,
+                std::chrono::duration<double>(now - t_phases.last).count());
+  t_phases.text += buf;
+  t_phases.last = now;
+}
 
 void add_case(const std::string& name, CaseBody body, Needs needs, Suite suite) {
   if (name.empty()) XF_THROW(InvalidArgument, "a case needs a name");

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "xfbench/case.hpp"
 #include "xfbench/counters.hpp"
 #include "xfbench/detail/telemetry.hpp"
 #include "xfbench/device.hpp"
@@ -299,6 +300,7 @@ double window_seconds() {
 
 Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& launch,
                 const TimerOptions& options) {
+  mark_phase("setup");
   Timing t;
   t.mode = timing_mode();
   const double target = t.mode == TimingMode::steady ? window_seconds()
@@ -316,10 +318,12 @@ Timing time_gpu(benchmark::State& state, cudaStream_t stream, const Launch& laun
     run_fixed(state, stream, batch, options, t);
   }
   XF_CUDA_CHECK(cudaGetLastError());
+  mark_phase("timed");
   return t;
 }
 
 Timing time_cpu(benchmark::State& state, const std::function<void()>& work) {
+  mark_phase("setup");
   Timing t;
   auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -328,6 +332,7 @@ Timing time_cpu(benchmark::State& state, const std::function<void()>& work) {
   }
   t.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
+  mark_phase("timed");
   return t;
 }
 

@@ -20,10 +20,13 @@ void run_case(benchmark::State& state, const Spec& spec) {
   const BlockCase& bc = spec.c;
   if (should_validate())
     add_label(state, "validated: " + validate_block(bc.config, bc.part, bc.backward));
+  mark_phase("validate");
   Stream stream;
   kernels::TransformerBlock block(bc.config, bc.part);
   init_block(block, 42, stream);
+  mark_phase("build");
   if (bc.search) block.tune(stream);
+  mark_phase("tune");
   const Timing t = time_gpu(state, stream, [&](cudaStream_t s) {
     block.forward(s);
     if (bc.backward) block.backward(s);
