@@ -258,6 +258,7 @@ unsigned long long* Fp8Scales::overflow() const {
 }
 
 void Fp8Scales::reset(cudaStream_t stream) {
+  first_step_ = true;
   const int n = count(), len = config_.history;
   reset_kernel<<<grid_for(std::size_t(n) * len, 256), 256, 0, stream>>>(parts(mem_, n, len), n,
                                                                         len);
@@ -265,6 +266,7 @@ void Fp8Scales::reset(cudaStream_t stream) {
 }
 
 void Fp8Scales::update(cudaStream_t stream) {
+  first_step_ = false;
   if (config_.recipe != Fp8Recipe::delayed) return;
   const int n = count(), len = config_.history;
   update_delayed_kernel<<<1, std::min(256, (n + 31) / 32 * 32), 0, stream>>>(parts(mem_, n, len), n,
@@ -317,7 +319,7 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
   if (n % detail::kVec)
     XF_THROW(InvalidArgument, "fp8_cast: " + std::to_string(n) + " elements: a multiple of 8");
   if (n == 0) return;
-  const bool current = s.config().recipe == Fp8Recipe::current;
+  const bool current = s.measures_own_amax();
   if (current) measure_amax(x, n, s, i, stream);
   const Parts p = parts_of(s);
   cast_kernel<<<grid_for(n / detail::kVec, 256), 256, 0, stream>>>(
@@ -332,7 +334,7 @@ void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int
   if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16)
     XF_THROW(InvalidArgument, "fp8_cast_transpose: " + std::to_string(rows) + " x " +
                                   std::to_string(cols) + ": both multiples of 16");
-  const bool current = s.config().recipe == Fp8Recipe::current;
+  const bool current = s.measures_own_amax();
   if (current) measure_amax(x, std::size_t(rows) * cols, s, i, stream);
   const Parts p = parts_of(s);
   const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);

@@ -189,6 +189,7 @@ void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
     }
   };
   with_storage_type(m.c.precision, fill);
+  for (auto& b : m.blocks) b->reset_fp8(nullptr);  // a fresh model's FP8 recipe too
   m.reset_optimizer(nullptr);
   XF_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -73,10 +73,12 @@ class LanguageModel {
   // HF's initialisation: weights and embeddings uniform with the spread of normal(0, 0.02), biases
   // 0, LayerNorm weight 1 and bias 0 (with `random_all` biases and LayerNorm parameters are random
   // too, so no gradient term is hidden by a zero); then the optimizer's state is reset (master =
-  // weights, moments 0, step 0, loss scale initial). Synchronises.
+  // weights, moments 0, step 0, loss scale initial; fp8: the scaling recipe starts afresh).
+  // Synchronises.
   void init_parameters(std::uint64_t seed, bool random_all = false);
 
-  // The `accum` micro-batches every step trains on (synthetic_batch), uploaded once. Synchronises.
+  // The `accum` micro-batches the next steps train on (synthetic_batch, language_batch), uploaded
+  // until set again. Synchronises.
   void set_data(const std::vector<TokenBatch>& micro_batches);
 
   // Searches the cuBLASLt algorithms of every GEMM shape (one block and the LM head) on the

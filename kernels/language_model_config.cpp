@@ -1,6 +1,7 @@
 #include "kernels/language_model_config.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -202,6 +203,60 @@ TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed) {
     }
   }
   return d;
+}
+
+namespace {
+// Word w's id in the vocabulary, and its successors (words), fixed for every run.
+int word_id(int w, int vocab) { return int(std::int64_t(w) * vocab / kLanguageWords); }
+const std::vector<std::array<int, 4>>& successors() {
+  static const std::vector<std::array<int, 4>> table = [] {
+    std::vector<std::array<int, 4>> t(kLanguageWords);
+    Rng rng{0x5eed1a9e};
+    for (auto& next : t)
+      for (std::size_t j = 0; j < next.size(); ++j) {
+        do next[j] = rng.below(kLanguageWords);  // four different words: the entropy is exact
+        while (std::find(next.begin(), next.begin() + j, next[j]) != next.begin() + j);
+      }
+    return t;
+  }();
+  return table;
+}
+}  // namespace
+
+TokenBatch language_batch(const TrainConfig& c, std::uint64_t seed) {
+  if (c.model.kind != LmKind::causal)
+    XF_THROW(InvalidArgument, "language_batch: a causal model's data, not " + c.model.name + "'s");
+  if (c.model.vocab < kLanguageWords)
+    XF_THROW(InvalidArgument,
+             "language_batch: a vocabulary of at least " + std::to_string(kLanguageWords) + " ids");
+  TokenBatch d;
+  d.batch = c.batch, d.seq = c.seq;
+  const int V = c.model.vocab, T = c.tokens();
+  Rng rng{seed * 0xD1B54A32D192ED03ULL + 7};
+  d.ids.resize(T);
+  for (int b = 0; b < c.batch; ++b) {
+    int w = rng.below(kLanguageWords);
+    for (int t = 0; t < c.seq; ++t) {
+      d.ids[std::size_t(b) * c.seq + t] = word_id(w, V);
+      double u = rng.uniform();
+      int j = 0;
+      while (j < 3 && u >= kLanguageOdds[j]) u -= kLanguageOdds[j++];
+      w = successors()[std::size_t(w)][std::size_t(j)];
+    }
+  }
+  d.labels.assign(T, kIgnoreIndex);
+  for (int t = 0; t < T; ++t) {
+    if ((t + 1) % c.seq != 0) d.labels[t] = d.ids[t + 1];
+    d.head_rows.push_back(t);
+    d.head_targets.push_back(d.labels[t]);
+  }
+  return d;
+}
+
+double language_entropy() {
+  double h = 0;
+  for (double p : kLanguageOdds) h -= p * std::log(p);
+  return h;
 }
 
 }  // namespace xfbench::kernels

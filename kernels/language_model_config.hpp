@@ -125,6 +125,17 @@ struct TokenBatch {
 };
 TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed);
 
+// One causal micro-batch of a fixed synthetic language, for training that must learn a rule
+// rather than memorise one batch (whose loss falls to ~0, where relative gaps say nothing): a
+// first-order Markov chain over kLanguageWords ids spread over the vocabulary, each word followed
+// by one of four successors with probabilities kLanguageOdds (the chain is the same for every
+// seed; `seed` draws the sequences, each from a random word). The loss can fall from ln V to the
+// chain's entropy, language_entropy() (1.11 nats), and no lower. Causal models only.
+constexpr int kLanguageWords = 1024;
+constexpr double kLanguageOdds[4] = {0.55, 0.25, 0.15, 0.05};
+TokenBatch language_batch(const TrainConfig& c, std::uint64_t seed);
+double language_entropy();  // nats per next token
+
 constexpr int kMaskTokenId = 103;  // BERT's [MASK] (the vocabulary's last id when it is smaller)
 
 }  // namespace xfbench::kernels

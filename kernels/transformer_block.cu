@@ -783,6 +783,10 @@ void TransformerBlock::tune(cudaStream_t stream) {
   XF_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+void TransformerBlock::reset_fp8(cudaStream_t stream) {
+  if (impl_->fp8_scales) impl_->fp8_scales->reset(stream);
+}
+
 void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
   if (!impl_->t("dout"))
     XF_THROW(InvalidArgument,

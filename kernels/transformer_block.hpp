@@ -246,6 +246,10 @@ class TransformerBlock {
   // Needs the forward of the same step; reads "dout". Only the layer, ffn and attention parts.
   void backward(cudaStream_t stream, std::uint64_t step = 0);
 
+  // fp8: the recipe's fresh start (scales 1, amax histories empty, overflow 0), as a new block
+  // has; for a model trained again from its initialisation. Nothing for other precisions.
+  void reset_fp8(cudaStream_t stream);
+
   // Named device tensors (for validation and tests): "x", "out", "dout", "dx", and parameters
   // "wqkv","bqkv","wo","bo","ln1_w","ln1_b","wi","bi","wout","bout","ln2_w","ln2_b" (ln1 is the
   // attention sublayer's norm, ln2 the FFN's, in either placement), with gradients as "d<name>".

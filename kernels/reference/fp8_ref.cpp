@@ -91,7 +91,9 @@ std::vector<float> fp8_delayed_scales(const std::vector<float>& amax, int histor
                                       Fp8Format f) {
   if (history < 1)
     XF_THROW(InvalidArgument, "delayed recipe reference: history " + std::to_string(history));
+  // The first step measures its own amax (fp8.hpp); an empty history keeps scale 1.
   std::vector<float> ring(std::size_t(history), 0.f), scales{1.f};
+  if (!amax.empty()) scales[0] = fp8_scale_from_amax(amax[0], 1.f, fp8_max(f), margin);
   for (std::size_t s = 0; s < amax.size(); ++s) {
     ring[s % ring.size()] = amax[s];
     float largest = 0.f;

@@ -24,7 +24,8 @@ std::uint8_t fp8_bits(float v, Fp8Format f);
 float fp8_value(std::uint8_t bits, Fp8Format f);
 
 // The scale each step of the delayed recipe casts one tensor with, given the amax its casts
-// recorded at each step (0: not cast): result[0] = 1 (the first step), and result[s + 1] the scale
+// recorded at each step (0: not cast): result[0] from step 0's own amax (the first step measures
+// it, fp8.hpp; 1 where it is 0), and result[s + 1] the scale
 // update() sets after step s, fp8_scale_from_amax(max of the ring, result[s], fp8_max(f), margin),
 // where the ring holds the amaxes of the last `history` steps up to s (zeros before the first
 // step; NaN entries are ignored, as fmaxf does). Throws InvalidArgument for history < 1.

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "block_case.hpp"  // dropout_tag
@@ -27,14 +29,16 @@ std::map<std::string, double>& samples_per_second() {
 // The dtype whose dense peak MFU is against (precisions and dtypes share their names).
 Dtype dtype_of(kernels::Precision p) { return parse_dtype(kernels::to_string(p)); }
 
-// The bf16 step's losses over `steps` steps of the same model, data and initialisation (a model
-// of its own, freed before the caller's timing).
-std::vector<float> bf16_losses(kernels::TrainConfig c, int steps, cudaStream_t stream) {
+// The steps of the FP8 accuracy check (train_validate.hpp): to its last checkpoint.
+constexpr int kFp8Steps = *std::max_element(std::begin(kFp8Checkpoints), std::end(kFp8Checkpoints));
+
+// The bf16 step's losses on the FP8 check's language stream, from the same initialisation (a
+// model of its own, freed before the caller's timing).
+std::vector<float> bf16_losses(kernels::TrainConfig c, cudaStream_t stream) {
   c.precision = kernels::Precision::bf16;
   kernels::LanguageModel bf16(c);
   bf16.init_parameters(c.seed);
-  bf16.set_data(step_data(c));
-  return training_losses(bf16, steps, stream);
+  return language_losses(bf16, kFp8Steps, stream);
 }
 
 void run_case(benchmark::State& state, const Spec& spec) {
@@ -44,8 +48,8 @@ void run_case(benchmark::State& state, const Spec& spec) {
   // fp8's accuracy is judged against the bf16 step on the same data and initialisation, trained
   // first (its model is gone before this one is built: both may not fit together).
   const bool against_bf16 = should_validate() && c.precision == kernels::Precision::fp8;
-  const std::vector<float> bf16 =
-      against_bf16 ? bf16_losses(c, kFallSteps + 1, stream) : std::vector<float>{};
+  const std::vector<float> bf16 = against_bf16 ? bf16_losses(c, stream) : std::vector<float>{};
+  mark_phase("bf16 losses");
   // The case's memory includes the GEMM plans' workspaces: earlier cases' plans go first.
   kernels::clear_gemm_plans();
   XF_CUDA_CHECK(cudaDeviceSynchronize());
@@ -53,14 +57,20 @@ void run_case(benchmark::State& state, const Spec& spec) {
   kernels::LanguageModel model(c);  // Unsupported "out of memory: ..." before allocating
   model.init_parameters(c.seed);
   model.set_data(step_data(c));
+  mark_phase("build");
   if (should_validate()) {
-    std::vector<float> losses;
-    std::string label = "validated: " + validate_training(model, stream, &losses);
-    if (against_bf16) label += "; " + fp8_against_bf16(losses, bf16);
+    std::string label = "validated: " + validate_training(model, stream);
+    if (against_bf16) {
+      model.init_parameters(c.seed);
+      label += "; " + fp8_against_bf16(language_losses(model, kFp8Steps, stream), bf16);
+      model.set_data(step_data(c));
+    }
     add_label(state, label);
     model.init_parameters(c.seed);  // the timed steps start from the initialisation again
+    mark_phase("validate");
   }
   if (spec.search) model.tune();
+  mark_phase("tune");
   const Timing t = time_gpu(state, stream, [&](cudaStream_t s) { model.step(s); });
   set_train_counters(state, t, c, 1);
   samples_per_second()[spec.name] = state.counters["samples/s"];

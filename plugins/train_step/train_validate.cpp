@@ -27,32 +27,44 @@ std::string validate_training(kernels::LanguageModel& model, cudaStream_t s,
                            losses);
 }
 
-namespace {
-double mean(const std::vector<float>& v) {
-  double s = 0;
-  for (float x : v) s += x;
-  return s / double(v.size());
+std::vector<float> language_losses(kernels::LanguageModel& model, int steps, cudaStream_t s) {
+  const kernels::TrainConfig& c = model.config();
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    std::vector<kernels::TokenBatch> micro;
+    for (int k = 0; k < c.accum; ++k)
+      micro.push_back(kernels::language_batch(c, c.seed + std::uint64_t(i) * c.accum + k));
+    model.set_data(micro);
+    model.step(s);
+    losses.push_back(model.loss(s));
+  }
+  return losses;
 }
-}  // namespace
 
-double fp8_mean_loss_gap(const std::vector<float>& fp8, const std::vector<float>& bf16) {
-  if (fp8.empty() || fp8.size() != bf16.size()) return std::nan("");
-  const double rel = mean(fp8) / mean(bf16) - 1;
-  return std::isfinite(rel) ? rel : std::nan("");
+double loss_after(const std::vector<float>& losses, int steps) {
+  if (steps < kFp8LossWindow || steps > int(losses.size())) return std::nan("");
+  double sum = 0;
+  for (int i = steps - kFp8LossWindow; i < steps; ++i) sum += losses[std::size_t(i)];
+  return std::isfinite(sum) ? sum / kFp8LossWindow : std::nan("");
 }
 
 std::string fp8_against_bf16(const std::vector<float>& fp8, const std::vector<float>& bf16) {
-  if (fp8.empty() || fp8.size() != bf16.size())
-    XF_THROW(ValidationError, "fp8 against bf16: " + std::to_string(fp8.size()) + " and " +
-                                  std::to_string(bf16.size()) + " losses");
-  const double a = mean(fp8), b = mean(bf16), rel = fp8_mean_loss_gap(fp8, bf16);
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "fp8 mean loss %.4f over %zu steps, bf16 %.4f (%+.2f%%); last %.4f / %.4f", a,
-                fp8.size(), b, 100 * rel, fp8.back(), bf16.back());
-  if (!std::isfinite(rel) || std::abs(rel) > kFp8LossTolerance)
-    XF_THROW(ValidationError, std::string(buf) + ": more than 1% apart");
-  return buf;
+  std::string text, fails;
+  for (int n : kFp8Checkpoints) {
+    const double a = loss_after(fp8, n), b = loss_after(bf16, n), rel = a / b - 1;
+    char buf[120];
+    if (text.empty())
+      std::snprintf(buf, sizeof buf, "fp8 loss after %d steps %.4f (bf16 %.4f, %+.2f%%)", n, a, b,
+                    100 * rel);
+    else
+      std::snprintf(buf, sizeof buf, ", after %d %.4f (%.4f, %+.2f%%)", n, a, b, 100 * rel);
+    text += buf;
+    if (!(std::abs(rel) <= kFp8LossTolerance))
+      fails += (fails.empty() ? "" : ", ") + std::to_string(n);
+  }
+  if (!fails.empty())
+    XF_THROW(ValidationError, text + ": more than 1% from bf16's after " + fails + " steps");
+  return text;
 }
 
 std::string validate_training(const std::function<void()>& step,

@@ -12,8 +12,9 @@
 //    own copies through fp8_dequantize): only fp32 accumulation and the bf16 output rounding
 //    remain, |err| <= 2^-8·|ref| + 2^-8·rms(ref) per element. This pins the scales on both sides.
 //
-// The delayed recipe runs a step first (scales then come from that step's amax), then the checked
-// step; the current recipe is checked on its first step.
+// The delayed recipe runs a step first (its own amaxes, as a first step measures them, then the
+// history's), then the checked step: the scales as they hold in training; the current recipe is
+// checked on its first step.
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
