@@ -8,7 +8,8 @@ copied to a GPU machine as it is.
     flops.py      FLOP, byte and parameter counts; the counters of one repetition
     builders/     one builder per family: kernels (Matmul, Vector, Memcpy), layers (BertLayer,
                   GPT2Block, T5Encoder, T5Decoder), llama (LlamaBlock), train (TrainStep), nccl
-                  (NCCL), common (what they share)
+                  (NCCL), common (what they share), fp8 (torchao's float8 training for the fp8
+                  LlamaBlock and TrainStep cases)
     measure.py    the steady-state and hot protocols, NVML telemetry
     writer.py     JSON entries, context, the file, each case's stdout line
     cli.py        the options, main(), run_cases()
@@ -20,17 +21,20 @@ split); DIST lives in siblings.py only."""
 
 from .siblings import nccl, nvml, parallel, steady_state
 from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DEFAULT_LLAMA,
-                      DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS, DROPOUT,
-                      FAMILY_BACKENDS, FFN, GPT2_MODELS, HEADS, LAYER_BACKENDS, LAYER_SHAPES,
-                      LLAMA_DTYPES, LLAMA_MAX_POSITIONS, LLAMA_MODELS, LLAMA_ROPE_THETA,
-                      LLAMA_SHAPES, LLAMA_TRAIN, LLAMA_TRAIN_BACKENDS, LLAMA_TRAIN_CASES,
+                      DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS,
+                      DEFAULT_TRAIN_PRECISIONS, DROPOUT, FAMILY_BACKENDS, FFN, FP8_BACKENDS,
+                      FP8_RECIPE, GPT2_MODELS, HEADS, LAYER_BACKENDS, LAYER_SHAPES, LLAMA_DTYPES,
+                      LLAMA_MAX_POSITIONS, LLAMA_MODELS, LLAMA_ROPE_THETA, LLAMA_SHAPES,
+                      LLAMA_TRAIN, LLAMA_TRAIN_BACKENDS, LLAMA_TRAIN_CASES, LLAMA_TRAIN_FP8_CASES,
                       LLAMA_VOCAB, SEED_SHAPES, TRAIN_CHOICES, TRAIN_HEADLINES, TRAIN_KNOBS,
-                      TRAIN_MODELS, TRAIN_TF32_EAGER, H, MiB, Spec, default_specs, llama_config,
-                      llama_name, llama_train_config, select, train_name)
+                      TRAIN_MODELS, TRAIN_PRECISIONS, TRAIN_TF32_EAGER, H, MiB, Spec,
+                      default_specs, llama_config, llama_name, llama_train_config,
+                      precision_field, select, train_name)
 from .flops import (DTYPE_SIZE, counters, layer_flops, llama_flops, llama_param_count,
                     matmul_flops, train_flops_per_sample, vector_bytes)
 from .builders import (BUILDERS, build_layer, build_llama, build_matmul, build_memcpy, build_nccl,
                        build_train, build_vector)
+from .builders import fp8
 from .builders.train import MLM_PROBABILITY, build_llama_lm, train_batch
 from .measure import Rep, measure_hot, measure_steady, open_nvml
 from .writer import (TIME_UNIT, base_context, error_entry, error_message, fmt_cudnn, gb_entries,

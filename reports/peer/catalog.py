@@ -17,8 +17,10 @@ ALL_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer", "GPT2Block", "T5Encod
                 "LlamaBlock", "TrainStep", "NCCL"]
 DEFAULT_FAMILIES = ["Matmul", "Vector", "Memcpy", "BertLayer"]
 # backend -> HF attn_implementation; torch-compile is torch.compile of the sdpa layer (COMPILED).
-LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa", "torch-compile": "sdpa"}
-COMPILED = {"torch-compile"}
+# torchao-compile: torch.compile of the sdpa layer (or model) with torchao's FP8 linears (FP8_BACKENDS).
+LAYER_BACKENDS = {"torch-eager": "eager", "torch-sdpa": "sdpa", "torch-compile": "sdpa",
+                  "torchao-compile": "sdpa"}
+COMPILED = {"torch-compile", "torchao-compile"}
 # T5's attention (relative position bias) is eager-only in transformers, so no torch-sdpa name
 # for it: a name must say what ran.
 FAMILY_BACKENDS = {"BertLayer": ["torch-eager", "torch-sdpa"], "GPT2Block": ["torch-eager", "torch-sdpa"],
@@ -45,8 +47,15 @@ LLAMA_MODELS = {"llama-3.2-1b": (2048, 32, 8, 64, 8192, 32.0),
                 "llama-3.1-70b": (8192, 64, 8, 128, 28672, 8.0)}
 DEFAULT_LLAMA = "llama-3.1-8b"
 DEFAULT_LLAMA_MODELS = ("llama-3.1-8b", "llama-3.2-1b")
-LLAMA_DTYPES = ("bf16", "fp16")
+LLAMA_DTYPES = ("bf16", "fp16", "fp8")
 DEFAULT_LLAMA_DTYPES = ("bf16",)
+# FP8 (issue 34): xfbench's fp8 runs every linear layer of the Llama blocks in FP8 (E4M3 forward,
+# E5M2 gradients, per-tensor scales), everything else bf16; its names say the recipe,
+# `fp8/recipe:<delayed|current>`. The peer is torchao's float8 training (builders/fp8.py) under
+# torch.compile, backend torchao-compile, with torchao's tensorwise recipe: dynamic per-tensor scales
+# from each cast's own amax, xfbench's `current` (torchao has no delayed scaling any more).
+FP8_RECIPE = "current"
+FP8_BACKENDS = ("torchao-compile",)
 # (seq, batch) per model where neither --llama-shapes nor --layer-shapes says
 LLAMA_SHAPES = {"llama-3.2-1b": [(4096, 4)], "llama-3.2-3b": [(4096, 4)], "llama-3.1-8b": [(4096, 2)],
                 "llama-3.1-70b": [(4096, 1)]}
@@ -70,6 +79,13 @@ LLAMA_VOCAB = 128256
 # model -> [(seq, batch, ckpt)]; 3b runs batch 1 without checkpointing, batch 2 with it.
 LLAMA_TRAIN_CASES = {"llama-3.2-1b": [(4096, 4, False), (4096, 4, True)],
                      "llama-3.2-3b": [(4096, 1, False), (4096, 2, True)]}
+# ... and its fp8 ones (--train-precisions fp8): 1b batch 4 and 3b batch 1, no checkpointing, as
+# torchao-compile (FP8_BACKENDS).
+LLAMA_TRAIN_FP8_CASES = {"llama-3.2-1b": [(4096, 4, False)], "llama-3.2-3b": [(4096, 1, False)]}
+# --train-precisions: which of the Llama TrainStep cases run (the headline models' cases and the
+# multi-GPU ones are as they are)
+TRAIN_PRECISIONS = ("bf16", "fp8")
+DEFAULT_TRAIN_PRECISIONS = ("bf16",)
 # The Llama TrainStep backends: HF's sdpa attention, and torch.compile of that model (compiled
 # before the timing; Llama only: the BERT/GPT-2 TrainStep peer has no compile variant).
 LLAMA_TRAIN_BACKENDS = ("torch-sdpa", "torch-compile")
@@ -103,18 +119,24 @@ class Spec:
         return f"Spec({self.name})"
 
 
+def precision_field(precision):
+    """The precision as xfbench's names write it: fp8 with its recipe (`fp8/recipe:current`), the
+    others as they are."""
+    return f"fp8/recipe:{FP8_RECIPE}" if precision == "fp8" else precision
+
+
 def train_name(model, precision, seq, batch, accum=1, ckpt=False, adamw="fused",
                backend="torch-sdpa"):
     """xfbench's TrainStep name with the peer's backend (HF's sdpa attention, matched to
     xfbench's `fused` by the backend map; torch-eager, HF's eager attention, to `unfused`)."""
-    return (f"TrainStep/{backend}/{model}/{precision}/seq:{seq}/batch:{batch}/accum:{accum}/"
-            f"ckpt:{'on' if ckpt else 'off'}/adamw:{adamw}")
+    return (f"TrainStep/{backend}/{model}/{precision_field(precision)}/seq:{seq}/batch:{batch}/"
+            f"accum:{accum}/ckpt:{'on' if ckpt else 'off'}/adamw:{adamw}")
 
 
 def llama_name(model, backend, dtype, passes, seq, batch):
     """xfbench's LlamaBlock name with the peer's backend; /model:<name> for all but llama-3.1-8b."""
     tag = f"/model:{model}" if model != DEFAULT_LLAMA else ""
-    return f"LlamaBlock/{backend}/{dtype}/{passes}/seq:{seq}/batch:{batch}{tag}"
+    return f"LlamaBlock/{backend}/{precision_field(dtype)}/{passes}/seq:{seq}/batch:{batch}{tag}"
 
 
 def llama_config(model, seq=0):
@@ -142,7 +164,7 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                   gpus=0, nccl_ops=nccl.OPS, nccl_dtypes=nccl.DEFAULT_DTYPES,
                   nccl_sizes=nccl.DEFAULT_SIZES, llama_models=DEFAULT_LLAMA_MODELS,
                   llama_shapes=None, llama_dtypes=DEFAULT_LLAMA_DTYPES,
-                  train_models=DEFAULT_TRAIN_MODELS):
+                  train_models=DEFAULT_TRAIN_MODELS, train_precisions=DEFAULT_TRAIN_PRECISIONS):
     out = []
     if "Matmul" in families:
         for dt in ("fp32", "tf32", "fp16", "bf16"):
@@ -180,15 +202,21 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                 out.append(Spec(fam, f"BertLayer/part:{part}/fp16/fwd/seq:128/batch:64",
                                 backend=backend, passes="fwd", seq=128, batch=64, part=part))
     if "LlamaBlock" in families:
-        # shapes: --llama-shapes, else --layer-shapes, else the model's own (LLAMA_SHAPES)
-        for model in llama_models:
-            for backend in FAMILY_BACKENDS["LlamaBlock"]:
-                for dtype in llama_dtypes:
-                    for s, b in llama_shapes or layer_shapes or LLAMA_SHAPES[model]:
-                        for passes in ("fwd", "fwdbwd"):
-                            out.append(Spec("LlamaBlock", llama_name(model, backend, dtype, passes, s, b),
-                                            model=model, backend=backend, dtype=dtype, passes=passes,
-                                            seq=s, batch=b))
+        # shapes: --llama-shapes, else --layer-shapes, else the model's own (LLAMA_SHAPES); bf16 and
+        # fp16 on the torch backends, then fp8 (torchao-compile) after all of them, so the
+        # inductor setting torchao changes for the process (builders/fp8.py) comes after them
+        for fp8 in (False, True):
+            dtypes = [d for d in llama_dtypes if (d == "fp8") == fp8]
+            for model in llama_models if dtypes else ():
+                for backend in FP8_BACKENDS if fp8 else FAMILY_BACKENDS["LlamaBlock"]:
+                    for dtype in dtypes:
+                        for s, b in llama_shapes or layer_shapes or LLAMA_SHAPES[model]:
+                            for passes in ("fwd", "fwdbwd"):
+                                recipe = {"recipe": FP8_RECIPE} if fp8 else {}
+                                out.append(Spec("LlamaBlock",
+                                                llama_name(model, backend, dtype, passes, s, b),
+                                                model=model, backend=backend, dtype=dtype,
+                                                passes=passes, seq=s, batch=b, **recipe))
     if "TrainStep" in families:
         # one GPU: per --train-models model, a headline model's headlines with their knobs, or a
         # Llama model's cases (torch-sdpa, then torch-compile)
@@ -203,13 +231,23 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                     train_name(model, precision, s, b, accum, ckpt, adamw, backend),
                                     model=model, precision=precision, seq=s, batch=b, accum=accum,
                                     ckpt=ckpt, adamw=adamw, attention=LAYER_BACKENDS[backend]))
-            for backend in LLAMA_TRAIN_BACKENDS if model in LLAMA_TRAIN_CASES else ():
+            llama_bf16 = model in LLAMA_TRAIN_CASES and "bf16" in train_precisions
+            for backend in LLAMA_TRAIN_BACKENDS if llama_bf16 else ():
                 for s, b, ckpt in LLAMA_TRAIN_CASES[model]:
                     out.append(Spec("TrainStep",
                                     train_name(model, "bf16", s, b, 1, ckpt, "fused", backend),
                                     model=model, precision="bf16", seq=s, batch=b, accum=1,
                                     ckpt=ckpt, adamw="fused", attention=LAYER_BACKENDS[backend],
                                     backend=backend))
+        # fp8 (--train-precisions fp8): the Llama models' FP8 cases, after every one-GPU bf16 case
+        for model in dict.fromkeys(train_models) if "fp8" in train_precisions else ():
+            for backend in FP8_BACKENDS if model in LLAMA_TRAIN_FP8_CASES else ():
+                for s, b, ckpt in LLAMA_TRAIN_FP8_CASES[model]:
+                    out.append(Spec("TrainStep",
+                                    train_name(model, "fp8", s, b, 1, ckpt, "fused", backend),
+                                    model=model, precision="fp8", recipe=FP8_RECIPE, seq=s, batch=b,
+                                    accum=1, ckpt=ckpt, adamw="fused",
+                                    attention=LAYER_BACKENDS[backend], backend=backend))
         # multi-GPU (peer_parallel.py): the environment's p2p setting, per-GPU batches
         for model, s, b in parallel.PARALLEL_HEADLINES if gpus else []:
             for mode in parallel.PARALLEL_MODES:

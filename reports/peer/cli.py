@@ -9,11 +9,13 @@ import re
 import sys
 
 from . import siblings
-from .builders import BUILDERS
+from .builders import BUILDERS, fp8
 from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DEFAULT_LLAMA,
-                      DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS, GPT2_MODELS,
-                      LLAMA_DTYPES, LLAMA_MODELS, LLAMA_SHAPES, LLAMA_TRAIN, LLAMA_TRAIN_CASES,
-                      TRAIN_CHOICES, default_specs, select)
+                      DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS,
+                      DEFAULT_TRAIN_PRECISIONS, FP8_BACKENDS, GPT2_MODELS, LLAMA_DTYPES,
+                      LLAMA_MODELS, LLAMA_SHAPES, LLAMA_TRAIN, LLAMA_TRAIN_CASES,
+                      LLAMA_TRAIN_FP8_CASES, TRAIN_CHOICES, TRAIN_PRECISIONS, default_specs,
+                      precision_field, select)
 from .flops import counters, llama_param_count
 from .measure import measure_hot, measure_steady, open_nvml
 from .siblings import nccl, steady_state
@@ -156,7 +158,10 @@ def parse_args(argv=None):
                    help=f"LlamaBlock dtypes, of {','.join(LLAMA_DTYPES)} (default "
                         f"{','.join(DEFAULT_LLAMA_DTYPES)}); backends torch-eager, torch-sdpa (HF "
                         "attn_implementation eager / sdpa) and torch-compile (torch.compile of the "
-                        "sdpa layer, compiled before the timing)")
+                        "sdpa layer, compiled before the timing); fp8 (named "
+                        f"{precision_field('fp8')}) runs as torchao-compile: torchao's float8 "
+                        "training of the seven linear layers (tensorwise scales from each cast's "
+                        f"amax), then torch-compile; needs {fp8.INSTALL}")
     p.add_argument("--train-models", default=",".join(DEFAULT_TRAIN_MODELS),
                    help=f"one-GPU TrainStep models, comma-separated (default "
                         f"{','.join(DEFAULT_TRAIN_MODELS)}: the headline cases and their knobs; "
@@ -167,6 +172,15 @@ def parse_args(argv=None):
                                     for m, v in LLAMA_TRAIN_CASES.items())
                         + ") in torch-sdpa and torch-compile (torch.compile of the model, compiled "
                         "before the timing); the multi-GPU cases (--gpus) stay as they are")
+    p.add_argument("--train-precisions", default=",".join(DEFAULT_TRAIN_PRECISIONS),
+                   help=f"the Llama TrainStep cases' precisions, of {','.join(TRAIN_PRECISIONS)} "
+                        f"(default {','.join(DEFAULT_TRAIN_PRECISIONS)}); fp8 (named "
+                        f"{precision_field('fp8')}): "
+                        + "; ".join(f"{m} " + ", ".join(f"seq {s} batch {b}" for s, b, _ in v)
+                                    for m, v in LLAMA_TRAIN_FP8_CASES.items())
+                        + ", as torchao-compile: torchao's float8 training of the blocks' linear "
+                        f"layers (not the LM head), then torch-compile; needs {fp8.INSTALL}. The "
+                        "headline models' cases stay as they are")
     args = p.parse_args(argv)
     args.gpt2_model_list = [m.strip() for m in args.gpt2_models.split(",") if m.strip()]
     unknown = [m for m in args.gpt2_model_list if m not in GPT2_MODELS]
@@ -187,10 +201,16 @@ def parse_args(argv=None):
                     f"model's fp32 weights, gradients and AdamW state alone take "
                     f"{16 * llama_param_count(x.strip()) / 1e9:.0f} GB); known: {','.join(TRAIN_CHOICES)}")
     args.train_model_list = known_items("--train-models", args.train_models, TRAIN_CHOICES)
+    args.train_precision_list = known_items("--train-precisions", args.train_precisions,
+                                            TRAIN_PRECISIONS)
     fams = ALL_FAMILIES if args.families.strip() == "all" else [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in fams if f not in ALL_FAMILIES]
     if bad:
         p.error(f"unknown families {','.join(bad)}; known: {','.join(ALL_FAMILIES)}")
+    if ("TrainStep" in fams and "fp8" in args.train_precision_list
+            and not any(m in LLAMA_TRAIN_FP8_CASES for m in args.train_model_list)):
+        p.error(f"--train-precisions fp8: Llama models only (--train-models "
+                f"{','.join(LLAMA_TRAIN_FP8_CASES)})")
     if args.repetitions < 1:
         p.error("--repetitions must be >= 1")
     if args.min_time is None:
@@ -242,7 +262,7 @@ def main(argv=None):
                                  args.gpt2_model_list, args.gpus, args.nccl_op_list,
                                  args.nccl_dtype_list, args.nccl_size_list, args.llama_model_list,
                                  args.llama_shapes, args.llama_dtype_list,
-                                 args.train_model_list), args.filter)
+                                 args.train_model_list, args.train_precision_list), args.filter)
     if dist.active:  # each torchrun rank runs the multi-GPU cases only
         specs = [s for s in specs if s.kw.get("gpus") == dist.world]
     if args.list:
@@ -272,6 +292,8 @@ def main(argv=None):
     dist.start(torch)
     context = base_context(args.mode, args.options, args.window_ms / 1e3)
     context.update(torch_context(torch, args.device))
+    if any(s.kw.get("backend") in FP8_BACKENDS for s in specs):  # fp8 cases: torchao's version
+        context.update(fp8.context())
     if dist.active:  # what NCCL read (NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, ...)
         context["nccl_env"] = " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
                                        if k.startswith("NCCL_"))

@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 
+from .builders.fp8 import NotInstalled
 from .flops import counters
 from .siblings import nccl
 
@@ -65,10 +66,13 @@ def error_entry(spec, message, family_index, instance_index):
 
 def error_message(e):
     """(the error entry's message, whether the case failed): a case this machine cannot run is
-    `unsupported: why`, as xfbench writes it, and no failure (the reports show it as n/a)."""
+    `unsupported: why`, as xfbench writes it, and no failure (the reports show it as n/a); a
+    package the case needs and lacks (torchao for fp8) says so as it is, a failure."""
     first = str(e).splitlines()[0] if str(e) else ""
     if isinstance(e, nccl.Unsupported):
         return f"unsupported: {first}", False
+    if isinstance(e, NotInstalled):
+        return first, True
     return f"{type(e).__name__}: {first}".strip(), True
 
 

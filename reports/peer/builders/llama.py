@@ -1,9 +1,12 @@
 """The LlamaBlock family: HF LlamaDecoderLayer from LlamaConfig (random weights, no download) in
-torch-eager, torch-sdpa and torch-compile; and the LlamaConfig shim TrainStep's Llama models use
-too."""
+torch-eager, torch-sdpa and torch-compile, and in fp8 as torchao-compile (builders/fp8.py); and
+the LlamaConfig shim TrainStep's Llama models use too."""
 
 from ..catalog import COMPILED, LAYER_BACKENDS, llama_config
+from . import fp8 as fp8_training
 from .common import compiled, first_output, hf_config, make, torch_dtype
+
+LLAMA_LINEARS = 7  # q, k, v, o; gate, up, down
 
 
 def layer_config(LlamaConfig, impl, kw):
@@ -25,15 +28,23 @@ def build_llama(torch, spec, dev):
     LlamaRotaryEmbedding(config) for positions 0..s-1 and, for eager, the additive causal mask
     (b, 1, s, s) as transformers' eager_mask makes it; sdpa gets no mask and so runs causal
     (is_causal = q_len > 1 and no mask), LlamaModel's own sdpa path. torch-compile: torch.compile of
-    the sdpa layer, compiled here (common.compiled)."""
+    the sdpa layer, compiled here (common.compiled). fp8 (torchao-compile): the bf16 layer with its
+    seven linear layers swapped for torchao's Float8Linear (fp8.to_float8), then as torch-compile;
+    without torchao the case is an error entry that says how to install it, before anything is
+    built."""
     import inspect
+    k = spec.kw
+    s, b, backend = k["seq"], k["batch"], k["backend"]
+    fp8 = k["dtype"] == "fp8"
+    if fp8:  # before anything is built: torchao, a GPU with FP8, a token count _scaled_mm takes
+        fp8_training.import_torchao()
+        fp8_training.check_gpu(torch, dev)
+        fp8_training.check_tokens(b * s)
     import transformers
     from transformers import LlamaConfig
     from transformers.models.llama import modeling_llama as ml
-    k = spec.kw
-    s, b, backend = k["seq"], k["batch"], k["backend"]
     impl = LAYER_BACKENDS[backend]
-    dt = torch_dtype(torch, k["dtype"])
+    dt = torch_dtype(torch, "bf16" if fp8 else k["dtype"])  # fp8: the linears' products, the rest bf16
     kw = llama_config(k["model"], s)
     h = kw["hidden_size"]
     where = f"transformers {transformers.__version__}"
@@ -52,6 +63,9 @@ def build_llama(torch, spec, dev):
     if ran != impl:
         raise RuntimeError(f"{where}: the layer's attention is {ran!r}, not {impl!r}")
     mod = mod.to(dev, dt).train()  # training mode as the other layers (attention dropout is 0)
+    fp8_label = ""
+    if fp8:
+        mod, fp8_label = fp8_training.to_float8(torch, mod, LLAMA_LINEARS)
     position_ids = torch.arange(s, device=dev).unsqueeze(0)
     x = torch.randn(b, s, h, device=dev, dtype=dt, requires_grad=k["passes"] == "fwdbwd")
     cos, sin = rotary(x, position_ids)  # (1, s, head_dim) in x's dtype, no autograd
@@ -88,5 +102,5 @@ def build_llama(torch, spec, dev):
     if backend not in COMPILED:
         return runner(mod)
     run, label = compiled(torch, mod, runner)
-    run.case_label = label
+    run.case_label = "; ".join(x for x in (fp8_label, label) if x)
     return run

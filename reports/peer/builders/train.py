@@ -5,8 +5,9 @@ from .. import siblings
 from ..catalog import COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_MODELS, llama_train_config
 from ..flops import llama_param_count
 from ..siblings import parallel
+from . import fp8 as fp8_training
 from .common import compiled
-from .llama import layer_config
+from .llama import LLAMA_LINEARS, layer_config
 
 MLM_PROBABILITY = 0.15
 
@@ -64,11 +65,26 @@ def build_train(torch, spec, dev):
     for fp16; tf32 and fp32: the fp32 model without autocast, TF32 products for tf32 as HF's
     `tf32=True`), clip_grad_norm_(1.0), AdamW (fused=True, or the single-tensor loop), zero_grad.
     Llama: LlamaForCausalLM (build_llama_lm); torch-compile: torch.compile of the model, compiled
-    here (common.compiled; the optimizer step, clipping and zero_grad stay eager)."""
+    here (common.compiled; the optimizer step, clipping and zero_grad stay eager). fp8
+    (torchao-compile, Llama): the bf16 step with the blocks' linear layers swapped for torchao's
+    Float8Linear (fp8.to_float8; the LM head, embeddings, norms and attention stay bf16 under
+    autocast, the master weights fp32), then as torch-compile; without torchao the case is an
+    error entry that says how to install it, before anything is built."""
     k = spec.kw
     s, b = k["seq"], k["batch"]
+    fp8 = k["precision"] == "fp8"
+    if fp8:  # before anything is built: torchao, a GPU with FP8, a token count _scaled_mm takes
+        fp8_training.import_torchao()
+        fp8_training.check_gpu(torch, dev)
+        fp8_training.check_tokens(b * s)
+        if k["model"] not in LLAMA_TRAIN:
+            raise ValueError(f"TrainStep fp8 runs the Llama models only, not {k['model']}")
+    fp8_label = ""
     if k["model"] in LLAMA_TRAIN:
         model, V = build_llama_lm(torch, spec, dev)
+        if fp8:  # before the optimizer sees the parameters (the same tensors either way)
+            model, fp8_label = fp8_training.to_float8(
+                torch, model, LLAMA_LINEARS * LLAMA_TRAIN[k["model"]][0], skip=("lm_head",))
     elif k["model"].startswith("bert"):
         L, h, heads, V = TRAIN_MODELS[k["model"]]
         from transformers import BertConfig, BertForMaskedLM
@@ -85,7 +101,8 @@ def build_train(torch, spec, dev):
     model = model.to(dev).train()
     if k["ckpt"]:
         model.gradient_checkpointing_enable()
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(k["precision"])  # None: fp32 model
+    # None: fp32 model; fp8: bf16 autocast around the FP8 linears (their inputs cast to bf16)
+    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16}.get(k["precision"])
     mode = k.get("parallel")  # dp: DDP, zero2: FSDP (peer_parallel.py)
     if mode:
         model = parallel.wrap(torch, model, mode, dt, dev.index)
@@ -115,5 +132,5 @@ def build_train(torch, spec, dev):
     if k.get("backend") not in COMPILED:
         return runner(model)
     run, label = compiled(torch, model, runner)
-    run.case_label = label
+    run.case_label = "; ".join(x for x in (fp8_label, label) if x)
     return run
