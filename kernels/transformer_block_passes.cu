@@ -1,0 +1,475 @@
+// The block's forward and backward passes (post- and pre-norm, T5's cross-attention, FP8 linears),
+// templated on the storage type, and the public forward / tune / backward.
+#include "kernels/detail/transformer_block_impl.hpp"
+#include "kernels/transformer_block.hpp"
+
+namespace xfbench::kernels {
+
+namespace {
+
+template <class T>
+void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step);
+template <class T>
+void backward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step);
+
+}  // namespace
+
+void TransformerBlock::forward(cudaStream_t stream, std::uint64_t step) {
+  impl_->check_tp_reduce();
+  if (impl_->c.precision == Precision::fp16) {
+    forward_impl<__half>(*impl_, stream, step);
+  } else if (storage_precision(impl_->c.precision) == Precision::bf16) {
+    forward_impl<__nv_bfloat16>(*impl_, stream, step);
+  } else {  // tf32, fp32
+    forward_impl<float>(*impl_, stream, step);
+  }
+}
+
+void TransformerBlock::tune(cudaStream_t stream) {
+  impl_->tuning = true;
+  try {
+    forward(stream);
+    if (impl_->t("dout")) backward(stream);
+    for (auto& kv : impl_->fp8) kv.second->tune(stream);  // on the step's scaled copies
+  } catch (...) {
+    impl_->tuning = false;
+    throw;
+  }
+  impl_->tuning = false;
+  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void TransformerBlock::reset_fp8(cudaStream_t stream) {
+  if (impl_->fp8_scales) impl_->fp8_scales->reset(stream);
+}
+
+void TransformerBlock::backward(cudaStream_t stream, std::uint64_t step) {
+  if (!impl_->t("dout"))
+    XF_THROW(InvalidArgument,
+             impl_->c.name + " part " + to_string(impl_->part) + " has no backward");
+  impl_->check_tp_reduce();
+  if (impl_->c.precision == Precision::fp16) {
+    backward_impl<__half>(*impl_, stream, step);
+  } else if (storage_precision(impl_->c.precision) == Precision::bf16) {
+    backward_impl<__nv_bfloat16>(*impl_, stream, step);
+  } else {  // tf32, fp32
+    backward_impl<float>(*impl_, stream, step);
+  }
+}
+
+namespace {
+
+GemmOperands ops(const void* a, const void* b, void* c, const void* bias = nullptr,
+                 float beta = 0.f) {
+  GemmOperands o;
+  o.a = a, o.b = b, o.c = c, o.bias = bias, o.beta = beta;
+  return o;
+}
+
+// A linear layer's products (weight named w): y = x·Wᵀ (+ bias), dx = dy·W (+ beta·dx) and
+// dW = dyᵀ·x, on their plans or, in fp8, on the layer's Fp8Linear.
+const __nv_bfloat16* bf(const void* p) { return static_cast<const __nv_bfloat16*>(p); }
+__nv_bfloat16* bf(void* p) { return static_cast<__nv_bfloat16*>(p); }
+void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                    const void* x, void* y, const void* bias = nullptr) {
+  if (Fp8Linear* f = m.fp8_of(w)) return f->forward(s, bf(x), bf(y), bf(bias));
+  m.run(g, s, ops(x, m.t(w), y, bias));
+}
+// fp8: dy's scaled copies, before either backward product (which may run on two streams).
+void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy) {
+  if (Fp8Linear* f = m.fp8_of(w)) f->cast_grad(s, bf(dy));
+}
+void linear_data_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                      const void* dy, void* dx, float beta = 0.f) {
+  if (Fp8Linear* f = m.fp8_of(w)) {
+    if (beta != 0.f) XF_THROW(Unsupported, "fp8: a data gradient added to another");
+    return f->backward_data(s, bf(dx));
+  }
+  m.run(g, s, ops(dy, m.t(w), dx, nullptr, beta));
+}
+// o: a = dy, b = x, c = dW (and bias_grad).
+void linear_weight_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
+                        const GemmOperands& o) {
+  if (Fp8Linear* f = m.fp8_of(w)) return f->backward_weight(s, bf(o.b), o.c);
+  m.run(g, s, o);
+}
+// fp8: the weights' scaled copies (they change once per step) before the forward; the delayed
+// recipe's scales after the step (the backward's end, or the forward's without one).
+void fp8_begin_step(TransformerBlock::Impl& m, cudaStream_t s) {
+  for (auto& [w, f] : m.fp8) f->cast_weight(s, bf(m.t(w.c_str())));
+}
+void fp8_end_step(TransformerBlock::Impl& m, cudaStream_t s) {
+  if (m.fp8_scales) m.fp8_scales->update(s);
+}
+
+// An attention core on its backend: o = attention(q, k, v) (+ the score bias when it has one).
+void core_forward(TransformerBlock::Impl& m, const TransformerBlock::Impl::Core& a, void* o,
+                  const void* q, const void* k, const void* v, const void* bias, Dropout drop,
+                  cudaStream_t s) {
+  if (a.unfused) {
+    a.unfused->forward(o, m.t(a, "probs"), m.t(a, "probs_work"), q, k, v, nullptr, bias, drop, s);
+  } else if (a.flash) {
+    a.flash->forward(o, {static_cast<float*>(m.t(a, "stats")), m.t(a, "attn_keep")}, q, k, v,
+                     nullptr, bias, drop, s);
+  } else {
+    a.fused->forward(o, static_cast<float*>(m.t(a, "stats")), q, k, v, nullptr, bias, drop,
+                     m.t(a, "attn_ws"), s);
+  }
+}
+
+// Its backward from do (the gradient of o): dq, dk, dv, and dbias when the core learns its bias.
+void core_backward(TransformerBlock::Impl& m, const TransformerBlock::Impl::Core& a, void* dq,
+                   void* dk, void* dv, void* dbias, const void* dout, const void* o, const void* q,
+                   const void* k, const void* v, const void* bias, Dropout drop, cudaStream_t s) {
+  if (a.unfused) {
+    a.unfused->backward(dq, dk, dv, dbias, m.t(a, "probs_work"), dout, m.t(a, "probs"), q, k, v,
+                        drop, s);
+  } else if (a.flash) {  // its bias gradient: sums along the diagonals ("dbias_diagonals")
+    a.flash->backward(dq, dk, dv, static_cast<float*>(m.t(a, "dbias_diagonals")),
+                      static_cast<float*>(m.t(a, "attn_delta")), dout, o,
+                      {static_cast<float*>(m.t(a, "stats")), m.t(a, "attn_keep")}, q, k, v, bias,
+                      drop, s);
+  } else {
+    a.fused->backward(dq, dk, dv, dbias, dout, o, static_cast<float*>(m.t(a, "stats")), q, k, v,
+                      nullptr, bias, drop, m.t(a, "attn_ws"), s);
+  }
+}
+
+// Q, K, V inside the packed self-attention projection [T, 3A] (or its gradient).
+void* qkv_part(const TransformerBlock::Impl& m, void* qkv, int which) {
+  return m.offset(
+      qkv, qkv_offset(QkvLayout::bshd, which, m.c.heads, m.c.head_dim(), m.c.kv_head_count()));
+}
+
+// The attention sublayer without its bias, dropout, residual and norm: in -> proj = ctx·Woᵀ
+// (T5: the relative position bias is built from its table first).
+template <class T>
+void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                       const void* in, void* out = nullptr) {
+  linear_forward(m, s, m.qkv, "wqkv", in, m.t("qkv"), m.t("bqkv"));
+  if (m.rope)
+    m.rope->forward<T>(m.at<T>("qkv"), m.c.tokens(), m.c.seq, m.c.heads, m.c.kv_head_count(), s);
+  if (m.rel) m.rel->forward<T>(m.at<T>("position_bias"), m.at<T>("rel_bias"), s);
+  void* qkv = m.t("qkv");
+  core_forward(m, m.self_attn, m.t("ctx"), qkv_part(m, qkv, 0), qkv_part(m, qkv, 1),
+               qkv_part(m, qkv, 2), m.t("position_bias"), site(m.c, step, kAttentionProbs), s);
+  if (!out) out = m.t("proj");
+  linear_forward(m, s, m.proj, "wo", m.t("ctx"), out);
+  m.tp_sum(out, s);
+}
+
+// T5's cross-attention without dropout, residual and norm: in (the decoder stream), enc ->
+// proj_cross = ctx_cross·Wo_crossᵀ.
+template <class T>
+void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                             const void* in) {
+  m.run(m.q_cross, s, ops(in, m.t("wq_cross"), m.t("q_cross")));
+  m.run(m.kv_cross, s, ops(m.t("enc"), m.t("wkv_cross"), m.t("kv_cross")));
+  void* kv = m.t("kv_cross");
+  core_forward(m, m.cross_attn, m.t("ctx_cross"), m.t("q_cross"), kv,
+               m.offset(kv, m.c.attention_width()), nullptr, site(m.c, step, kCrossProbs), s);
+  m.run(m.proj, s, ops(m.t("ctx_cross"), m.t("wo_cross"), m.t("proj_cross")));
+  m.tp_sum(m.t("proj_cross"), s);
+}
+
+// The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
+// dense and dense_gelu parts stop at "pre" and "act"). T5: act = dropout(relu(pre)) in place, or
+// dropout(gelu(pre_gate)·pre_linear).
+template <class T>
+void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
+                 void* out = nullptr) {
+  const BlockConfig& c = m.c;
+  const int N = c.tokens(), I = c.intermediate;
+  if (m.part == BlockPart::dense) {
+    m.run(m.up, s, ops(in, m.t("wi"), m.t("pre"), m.t("bi")));  // the part's output is "pre"
+    return;
+  }
+  void* pre = m.t("pre") ? m.t("pre") : m.t("act");
+  linear_forward(m, s, m.up, "wi", in, pre);
+  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  if (c.gated_ffn)
+    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s);
+  else if (c.activation == Activation::relu)
+    relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
+  else
+    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
+  if (m.part == BlockPart::dense_gelu) return;
+  if (!out) out = m.t("o2");
+  linear_forward(m, s, m.down, "wout", m.t("act"), out);
+  m.tp_sum(out, s);
+}
+
+// out = Norm(dropout(x + xbias) + residual), the sum saved as z (post-LN's z, pre-LN's residual
+// stream), with norm `which`'s parameters and statistics; T5: RMSNorm, no xbias.
+template <class T>
+void residual_norm_forward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop, void* out,
+                           const char* z, const char* x, const char* xbias, const void* residual,
+                           const std::string& which) {
+  const BlockConfig& c = m.c;
+  float* rstd = m.at<float>(("rstd" + which).c_str());
+  const T* weight = m.at<T>(("ln" + which + "_w").c_str());
+  if (m.rms()) {
+    dropout_residual_rmsnorm_forward<T>(static_cast<T*>(out), m.at<T>(z), rstd, m.at<T>(x),
+                                        static_cast<const T*>(residual), weight, drop, c.tokens(),
+                                        c.hidden, c.eps, s);
+    return;
+  }
+  bias_dropout_residual_layernorm_forward<T>(
+      static_cast<T*>(out), m.at<T>(z), m.at<float>(("mean" + which).c_str()), rstd, m.at<T>(x),
+      m.at<T>(xbias), static_cast<const T*>(residual), weight,
+      m.at<T>(("ln" + which + "_b").c_str()), drop, c.tokens(), c.hidden, c.eps, s);
+}
+
+template <class T>
+void forward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  const Dropout attention_out = site(m.c, step, kAttentionOut), ffn_out = site(m.c, step, kFfnOut);
+  const bool layer = m.part == BlockPart::layer;
+  if (has_attention(m.part)) {
+    attention_forward<T>(m, s, step, m.t("x"));
+    residual_norm_forward<T>(m, s, attention_out, m.t(layer ? "h1" : "out"), "z1", "proj", "bo",
+                             m.t("x"), "1");
+    if (!layer) return;
+  }
+  const void* in = layer ? m.t("h1") : m.t("x");
+  ffn_forward<T>(m, s, step, in);
+  if (m.part == BlockPart::layer || m.part == BlockPart::ffn)
+    residual_norm_forward<T>(m, s, ffn_out, m.t("out"), "z2", "o2", "bout", in, "2");
+}
+
+// Pre-LN (the whole block only): each sublayer's residual add and the next sublayer's norm are
+// one kernel. T5's decoder puts the cross-attention between the two: h2 = h1 + drop(cross).
+template <class T>
+void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  const BlockConfig& c = m.c;
+  const int N = c.tokens(), H = c.hidden;
+  if (m.part == BlockPart::attention) return attention_forward<T>(m, s, step, m.t("x"), m.t("out"));
+  if (m.part == BlockPart::ffn) return ffn_forward<T>(m, s, step, m.t("x"), m.t("out"));
+  if (m.rms())
+    rmsnorm_forward<T>(m.at<T>("norm1"), m.at<float>("rstd1"), m.at<T>("x"), m.at<T>("ln1_w"), N, H,
+                       c.eps, s);
+  else
+    layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
+                         m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
+  if (m.part == BlockPart::norm_qkv)
+    return linear_forward(m, s, m.qkv, "wqkv", m.t("norm1"), m.t("qkv"), m.t("bqkv"));
+  attention_forward<T>(m, s, step, m.t("norm1"));
+  // h1 = x + dropout(proj + bo); the next norm of h1
+  const char* next = c.cross_attention ? "_cross" : "2";
+  residual_norm_forward<T>(m, s, site(c, step, kAttentionOut),
+                           m.t((std::string("norm") + next).c_str()), "h1", "proj", "bo", m.t("x"),
+                           next);
+  const char* h = "h1";
+  if (c.cross_attention) {
+    cross_attention_forward<T>(m, s, step, m.t("norm_cross"));
+    residual_norm_forward<T>(m, s, site(c, step, kCrossOut), m.t("norm2"), "h2", "proj_cross",
+                             nullptr, m.t("h1"), "2");
+    h = "h2";
+  }
+  ffn_forward<T>(m, s, step, m.t("norm2"));
+  bias_dropout_residual_forward<T>(m.at<T>("out"), m.at<T>("o2"), m.at<T>("bout"), m.at<T>(h),
+                                   site(c, step, kFfnOut), N, H, s);
+}
+
+template <class T>
+void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  fp8_begin_step(m, s);
+  if (m.pre())
+    forward_pre<T>(m, s, step);
+  else
+    forward_post<T>(m, s, step);
+  if (!m.t("dout")) fp8_end_step(m, s);
+}
+
+// do2 (the gradient of the FFN's output before its bias) -> din = beta·din + d(in), the FFN's
+// input gradient; weight and bias gradients on the side stream.
+template <class T>
+void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
+                  void* din, float beta) {
+  const BlockConfig& c = m.c;
+  const int N = c.tokens(), I = c.intermediate;
+  linear_grad(m, s, "wout", m.t("do2"));
+  m.fork(s);
+  linear_weight_grad(m, m.side, m.d_down_w, "wout", ops(m.t("do2"), m.t("act"), m.t("dwout")));
+  linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
+  // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
+  const char* dpre = c.gated_ffn ? "dpre" : "dact";
+  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  if (c.gated_ffn)
+    gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
+                              inner, s);
+  else if (c.activation == Activation::relu)
+    relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
+                             inner, s);
+  else
+    bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
+                          m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
+  linear_grad(m, s, "wi", m.t(dpre));
+  m.fork(s);
+  // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
+  // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,
+  // which runs as a separate, slower kernel: PERF.md).
+  if (c.linear_bias)
+    bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
+  linear_weight_grad(m, m.side, m.d_up_w, "wi", ops(m.t(dpre), in, m.t("dwi")));
+  linear_data_grad(m, s, m.d_up_x, "wi", m.t(dpre), din, m.tp_beta(beta));
+  m.tp_sum(din, s);
+}
+
+// dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in); T5:
+// the relative bias table's gradient from the score bias's.
+template <class T>
+void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                        const void* in, void* din, float beta) {
+  const BlockConfig& c = m.c;
+  const int N = c.tokens();
+  linear_grad(m, s, "wo", m.t("dproj"));
+  m.fork(s);
+  linear_weight_grad(m, m.side, m.d_proj_w, "wo", ops(m.t("dproj"), m.t("ctx"), m.t("dwo")));
+  linear_data_grad(m, s, m.d_proj_x, "wo", m.t("dproj"), m.t("dctx"));
+  void* qkv = m.t("qkv");
+  void* dqkv = m.t("dqkv");
+  core_backward(m, m.self_attn, qkv_part(m, dqkv, 0), qkv_part(m, dqkv, 1), qkv_part(m, dqkv, 2),
+                m.t("dposition_bias"), m.t("dctx"), m.t("ctx"), qkv_part(m, qkv, 0),
+                qkv_part(m, qkv, 1), qkv_part(m, qkv, 2), m.t("position_bias"),
+                site(c, step, kAttentionProbs), s);
+  // The gradients of the rotated q and k become those of the projection's output.
+  if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
+  GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
+  linear_grad(m, s, "wqkv", m.t("dqkv"));
+  m.fork(s);
+  if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
+    m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);
+  else if (m.rel)  // a few MB of bias gradient: beside the weight-gradient GEMM
+    m.rel->backward<T>(m.at<T>("drel_bias"), m.at<T>("dposition_bias"), m.t("rel_scratch"), m.side);
+  if (c.linear_bias && qkv_bias_by_epilogue(c))
+    w.bias_grad = m.t("dbqkv");
+  else if (c.linear_bias)  // as dbi in ffn_backward
+    bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
+                     c.qkv_width(), m.side);
+  linear_weight_grad(m, m.side, m.d_qkv_w, "wqkv", w);
+  linear_data_grad(m, s, m.d_qkv_x, "wqkv", m.t("dqkv"), din, m.tp_beta(beta));
+  m.tp_sum(din, s);
+}
+
+// T5's cross-attention: dproj_cross -> din = d(in) (the decoder stream's) and denc; the weight
+// gradients on the side stream.
+template <class T>
+void cross_attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
+                              const void* in, void* din) {
+  m.fork(s);
+  m.run(m.d_proj_w, m.side, ops(m.t("dproj_cross"), m.t("ctx_cross"), m.t("dwo_cross")));
+  m.run(m.d_proj_x, s, ops(m.t("dproj_cross"), m.t("wo_cross"), m.t("dctx_cross")));
+  void* kv = m.t("kv_cross");
+  void* dkv = m.t("dkv_cross");
+  const std::int64_t A = m.c.attention_width();
+  core_backward(m, m.cross_attn, m.t("dq_cross"), dkv, m.offset(dkv, A), nullptr, m.t("dctx_cross"),
+                m.t("ctx_cross"), m.t("q_cross"), kv, m.offset(kv, A), nullptr,
+                site(m.c, step, kCrossProbs), s);
+  m.fork(s);
+  m.run(m.d_kv_cross_w, m.side, ops(dkv, m.t("enc"), m.t("dwkv_cross")));
+  m.run(m.d_q_cross_w, m.side, ops(m.t("dq_cross"), in, m.t("dwq_cross")));
+  m.run(m.d_kv_cross_x, s, ops(dkv, m.t("wkv_cross"), m.t("denc")));
+  m.tp_sum(m.t("denc"), s);
+  m.run(m.d_q_cross_x, s, ops(m.t("dq_cross"), m.t("wq_cross"), din));
+  m.tp_sum(din, s);
+}
+
+// The gradient `dout` of out = Norm(dropout(x + xbias) + residual) (z the sum) -> dresidual
+// (written), dx, dxbias and norm `which`'s parameter gradients. dstream: pre-LN's gradient reaching
+// z along the residual stream (null post-LN). T5: RMSNorm, no xbias.
+template <class T>
+void residual_norm_backward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop,
+                            void* dresidual, const char* dx, const char* dxbias, const void* dout,
+                            const void* dstream, const char* z, const std::string& which) {
+  const BlockConfig& c = m.c;
+  T* dweight = m.at<T>(("dln" + which + "_w").c_str());
+  const T* weight = m.at<T>(("ln" + which + "_w").c_str());
+  const float* rstd = m.at<float>(("rstd" + which).c_str());
+  if (m.rms()) {
+    dropout_residual_rmsnorm_backward<T>(static_cast<T*>(dresidual), m.at<T>(dx), dweight,
+                                         m.at<float>("scratch"), static_cast<const T*>(dout),
+                                         static_cast<const T*>(dstream), m.at<T>(z), weight, rstd,
+                                         drop, c.tokens(), c.hidden, s);
+    return;
+  }
+  bias_dropout_residual_layernorm_backward<T>(
+      static_cast<T*>(dresidual), m.at<T>(dx), m.at<T>(dxbias), dweight,
+      m.at<T>(("dln" + which + "_b").c_str()), m.at<float>("scratch"), static_cast<const T*>(dout),
+      nullptr, static_cast<const T*>(dstream), m.at<T>(z), weight,
+      m.at<float>(("mean" + which).c_str()), rstd, drop, c.tokens(), c.hidden, s);
+}
+
+template <class T>
+void backward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  const Dropout attention_out = site(m.c, step, kAttentionOut), ffn_out = site(m.c, step, kFfnOut);
+  switch (m.part) {
+    case BlockPart::layer:
+      residual_norm_backward<T>(m, s, ffn_out, m.t("dh1"), "do2", "dbout", m.t("dout"), nullptr,
+                                "z2", "2");
+      ffn_backward<T>(m, s, step, m.t("h1"), m.t("dh1"), 1.f);  // dh1 += dpre·Wi
+      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dh1"), nullptr,
+                                "z1", "1");
+      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);  // dx += dqkv·Wqkv
+      break;
+    case BlockPart::attention:
+      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dout"),
+                                nullptr, "z1", "1");
+      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
+      break;
+    case BlockPart::ffn:
+      residual_norm_backward<T>(m, s, ffn_out, m.t("dx"), "do2", "dbout", m.t("dout"), nullptr,
+                                "z2", "2");
+      ffn_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
+      break;
+    default:
+      XF_THROW(InvalidArgument, m.c.name + " part " + to_string(m.part) + " has no backward");
+  }
+}
+
+template <class T>
+void backward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  const BlockConfig& c = m.c;
+  const int N = c.tokens(), H = c.hidden;
+  float* scratch = m.at<float>("scratch");
+  // out = h + dropout(o2 + bout): do2 and dbout; dout also flows to h along the residual.
+  dropout_bias_backward<T>(m.at<T>("do2"), m.at<T>("dbout"), scratch, m.at<T>("dout"),
+                           site(c, step, kFfnOut), N, H, s);
+  ffn_backward<T>(m, s, step, m.t("norm2"), m.t("dnorm"), 0.f);
+  // norm2 = N2(h), h = h_prev + dropout(proj + bo): dh = dN2(dnorm) + dout, and the gradient of
+  // the sublayer's output. T5's decoder: h = h2, the cross-attention's.
+  if (c.cross_attention) {
+    residual_norm_backward<T>(m, s, site(c, step, kCrossOut), m.t("dh2"), "dproj_cross", nullptr,
+                              m.t("dnorm"), m.t("dout"), "h2", "2");
+    cross_attention_backward<T>(m, s, step, m.t("norm_cross"), m.t("dnorm"));
+    // norm_cross = N_cross(h1), h1 = x + dropout(proj): dh1 = dN_cross(dnorm) + dh2, dproj.
+    residual_norm_backward<T>(m, s, site(c, step, kAttentionOut), m.t("dh1"), "dproj", nullptr,
+                              m.t("dnorm"), m.t("dh2"), "h1", "_cross");
+  } else {
+    residual_norm_backward<T>(m, s, site(c, step, kAttentionOut), m.t("dh1"), "dproj", "dbo",
+                              m.t("dnorm"), m.t("dout"), "h1", "2");
+  }
+  attention_backward<T>(m, s, step, m.t("norm1"), m.t("dnorm"), 0.f);
+  // norm1 = N1(x): dx = dN1(dnorm) + dh1 (x reaches h1 along the residual).
+  if (m.rms())
+    rmsnorm_backward<T>(m.at<T>("dx"), m.at<T>("dln1_w"), scratch, m.at<T>("dnorm"), m.at<T>("dh1"),
+                        m.at<T>("x"), m.at<T>("ln1_w"), m.at<float>("rstd1"), N, H, s);
+  else
+    layernorm_backward<T>(m.at<T>("dx"), m.at<T>("dln1_w"), m.at<T>("dln1_b"), scratch,
+                          m.at<T>("dnorm"), m.at<T>("dh1"), m.at<T>("x"), m.at<T>("ln1_w"),
+                          m.at<float>("mean1"), m.at<float>("rstd1"), N, H, s);
+}
+
+template <class T>
+void backward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
+  m.next_event = 0;
+  if (m.pre())
+    backward_pre<T>(m, s, step);
+  else
+    backward_post<T>(m, s, step);
+  m.join(s);  // the caller's stream sees every gradient
+  fp8_end_step(m, s);
+}
+
+}  // namespace
+
+}  // namespace xfbench::kernels
