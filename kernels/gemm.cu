@@ -1,6 +1,9 @@
-// cuBLASLt plans in row-major terms (see gemm.hpp), a timed search over the heuristics' top-K
-// algorithms, and float64 reference kernels for checking sampled results.
+// cuBLASLt plans in row-major terms (see gemm.hpp): names and sizes, the per-device context, the
+// descriptors, heuristics and launches. The timed search and the plan cache are in gemm_search.cu,
+// the float64 reference kernels for checking results in gemm_check.cu.
 #include "kernels/gemm.hpp"
+
+#include "kernels/detail/gemm_impl.hpp"
 
 #include <cublas_v2.h>
 
@@ -232,32 +235,7 @@ std::string GemmAlgoInfo::label() const {
 
 // ---- Device context: one handle per device, shared workspaces ---------------------------------
 
-namespace {
-
-class Workspace {
- public:
-  explicit Workspace(std::size_t bytes) : bytes_(bytes) {
-    if (bytes_) XF_CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
-  }
-  ~Workspace() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  std::size_t bytes_ = 0;
-  void* ptr_ = nullptr;
-};
-
-struct DeviceContext {
-  cublasLtHandle_t handle = nullptr;  // never destroyed: lives until the process ends
-  cublasHandle_t blas = nullptr;      // cuBLAS's own GEMM, one more search candidate
-  std::shared_ptr<Workspace> shared;  // the largest shared workspace asked for so far
-};
-
+namespace detail {
 std::mutex& context_mutex() {
   static std::mutex m;
   return m;
@@ -267,12 +245,19 @@ std::map<int, DeviceContext>& contexts() {
   static auto* c = new std::map<int, DeviceContext>();
   return *c;
 }
-
 int current_device() {
   int dev = 0;
   XF_CUDA_CHECK(cudaGetDevice(&dev));
   return dev;
 }
+}  // namespace detail
+using detail::context_mutex;
+using detail::contexts;
+using detail::current_device;
+using detail::DeviceContext;
+using detail::Workspace;
+
+namespace {
 
 cublasLtHandle_t handle_for(int device) {
   std::lock_guard<std::mutex> lock(context_mutex());
@@ -381,61 +366,6 @@ void validate_desc(const GemmDesc& d) {
 }  // namespace
 
 // ---- The plan ----------------------------------------------------------------------------------
-
-struct Gemm::Impl {
-  GemmDesc d;
-  GemmOptions opt;
-  cublasLtHandle_t handle = nullptr;
-  std::shared_ptr<Workspace> ws;
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t lay_a = nullptr;  // cuBLASLt's A: our B
-  cublasLtMatrixLayout_t lay_b = nullptr;  // cuBLASLt's B: our A
-  cublasLtMatrixLayout_t lay_c = nullptr;
-  std::vector<cublasLtMatmulHeuristicResult_t> heur;
-  // cuBLAS's cublasGemmEx (what torch.matmul calls) as the candidate after the heuristics, for
-  // plain products: its own kernel choice sometimes beats every cuBLASLt heuristic.
-  cublasHandle_t blas = nullptr;
-  bool blas_candidate() const { return blas != nullptr; }
-  int sel = 0;
-  bool tuned = false;
-  // fp8 only: unit scales for A and B (256 bytes apart) and, at kDummyC, a stand-in for C:
-  // cuBLASLt's fp8 kernels reject C aliasing D, and with beta = 0 C is never read.
-  static constexpr std::size_t kScratchBytes = 1024, kDummyC = 512;
-  float* scratch = nullptr;
-  const float* unit_scale(int which) const { return scratch + 64 * which; }
-
-  ~Impl() {
-    if (lay_a) cublasLtMatrixLayoutDestroy(lay_a);
-    if (lay_b) cublasLtMatrixLayoutDestroy(lay_b);
-    if (lay_c) cublasLtMatrixLayoutDestroy(lay_c);
-    if (op) cublasLtMatmulDescDestroy(op);
-    if (scratch) cudaFree(scratch);
-  }
-
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  // cuBLAS reads alpha and beta in the scale type: float, or double for fp64.
-  cudaDataType_t scale_type() const {
-    return d.precision == Precision::fp64 ? CUDA_R_64F : CUDA_R_32F;
-  }
-  struct Scalars {
-    float f[2];
-    double d[2];
-    bool wide;
-    const void* alpha() const { return wide ? static_cast<const void*>(d) : f; }
-    const void* beta() const { return wide ? static_cast<const void*>(d + 1) : f + 1; }
-  };
-  Scalars scalars(const GemmOperands& o) const {
-    return {{o.alpha, o.beta}, {o.alpha, o.beta}, d.precision == Precision::fp64};
-  }
-
-  void build();
-  void ask_heuristics(cublasLtMatmulPreference_t pref);
-  void add_plain_algorithms(cublasLtMatmulPreference_t pref);
-  void add_variants();
-  void add_checked(const cublasLtMatmulAlgo_t& algo);
-  void enqueue(cudaStream_t stream, const GemmOperands& ops, int index) const;
-  void enqueue_blas(cudaStream_t stream, const GemmOperands& ops) const;
-};
 
 void Gemm::Impl::build() {
   validate_desc(d);
@@ -733,383 +663,6 @@ GemmAlgoInfo Gemm::algo_info(int index) const {
 
 void Gemm::run(cudaStream_t stream, const GemmOperands& ops) const {
   impl_->enqueue(stream, ops, impl_->sel);
-}
-
-namespace {
-// The search's final: seven paired rounds; a challenger must win six of them (a one-sided sign
-// test at p = 0.06) and be at least 1% faster by median to replace the incumbent.
-constexpr int kFinalRounds = 7;
-constexpr double kClearMargin = 0.01;
-constexpr int kConfirmRounds = 5;  // from idle (GemmTuneOptions::idle_ms): four of five to win
-
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    XF_CUDA_CHECK(cudaEventCreate(&start));
-    XF_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  double seconds() const {
-    XF_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    XF_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms / 1e3;
-  }
-};
-}  // namespace
-
-int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
-                     double margin) {
-  if (incumbent < 0 || incumbent >= int(rounds.size()))
-    XF_THROW(InvalidArgument, "choose_by_rounds: incumbent out of range");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? std::numeric_limits<double>::infinity() : v[v.size() / 2];
-  };
-  // King of the hill in list order: each challenger must beat the one holding the place so far.
-  // Challengers within the margin of each other are a tie, which goes to the earlier (the list's
-  // order is cuBLASLt's ranking), never to the luckier: run to run, the same kernel wins.
-  int best = incumbent;
-  for (int i = 0; i < int(rounds.size()); ++i) {
-    const std::vector<double>& t = rounds[std::size_t(i)];
-    const std::vector<double>& held = rounds[std::size_t(best)];
-    if (i == incumbent || t.size() != held.size()) continue;
-    int wins = 0;
-    for (std::size_t r = 0; r < t.size(); ++r) wins += t[r] < held[r];
-    if (wins >= min_wins && median(t) <= median(held) * (1.0 - margin)) best = i;
-  }
-  return best;
-}
-
-GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
-                          const GemmTuneOptions& options) {
-  const int n = candidates();
-  GemmTuneResult r;
-  r.seconds.assign(std::size_t(n), std::numeric_limits<double>::infinity());
-  std::vector<bool> runs(std::size_t(n), true);
-  EventPair ev;
-  // Warm every candidate once (module load, caches); a candidate that cannot launch here is
-  // dropped and the others still compete.
-  std::exception_ptr failure;
-  for (int i = 0; i < n; ++i) {
-    try {
-      impl_->enqueue(stream, ops, i);
-    } catch (const LibraryError&) {
-      runs[std::size_t(i)] = false;
-      failure = std::current_exception();
-    }
-  }
-  const int first = int(std::find(runs.begin(), runs.end(), true) - runs.begin());
-  if (first == n) std::rethrow_exception(failure);  // none ran: the library's own reason
-  XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-  impl_->enqueue(stream, ops, first);
-  XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  // Seconds per launch of each listed candidate in each of `rounds` rounds, run in alternating
-  // order so that clocks falling under power (or rising) favour no position; each run after
-  // `idle_ms` of idle GPU (and one untimed launch) when that is positive.
-  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0) {
-    std::vector<std::vector<double>> t(list.size());
-    for (int round = 0; round < rounds; ++round) {
-      for (std::size_t step = 0; step < list.size(); ++step) {
-        const std::size_t j = round % 2 ? list.size() - 1 - step : step;
-        if (idle_ms > 0) {
-          XF_CUDA_CHECK(cudaStreamSynchronize(stream));
-          std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
-          impl_->enqueue(stream, ops, list[j]);
-        }
-        XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-        for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
-        XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-        t[j].push_back(ev.seconds() / reps);
-      }
-    }
-    return t;
-  };
-  // Bursts of about 2 ms per candidate and round; each candidate keeps its best round.
-  const double single = std::max(ev.seconds(), 1e-7);
-  const int reps = int(std::clamp(2e-3 / single, 1.0, 50.0));
-  std::vector<int> order;
-  for (int i = 0; i < n; ++i)
-    if (runs[std::size_t(i)]) order.push_back(i);
-  const std::vector<std::vector<double>> burst = time_rounds(order, reps, 3);
-  for (std::size_t j = 0; j < order.size(); ++j)
-    r.seconds[std::size_t(order[j])] = *std::min_element(burst[j].begin(), burst[j].end());
-  // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
-  // near-ties in them are noise. Finalists: the incumbent (cublasGemmEx, what torch.matmul runs,
-  // else cuBLASLt's first choice) and the three fastest of the bursts. They meet again over seven
-  // rounds of ~10 ms runs, and a challenger replaces the incumbent only when clearly faster.
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return r.seconds[std::size_t(x)] < r.seconds[std::size_t(y)];
-  });
-  const int blas_index = impl_->blas_candidate() ? int(impl_->heur.size()) : -1;
-  const int incumbent = blas_index >= 0 && runs[std::size_t(blas_index)] ? blas_index : first;
-  std::vector<int> finalists{incumbent};
-  for (std::size_t j = 0; j < order.size() && finalists.size() < 4; ++j)
-    if (order[j] != incumbent) finalists.push_back(order[j]);
-  std::sort(finalists.begin() + 1, finalists.end());  // the final's ties go by cuBLASLt's rank
-  r.best = incumbent;
-  // ~10 ms (at most five bursts; one launch when it is longer: a 20 ms product needs no five)
-  const int final_reps = int(std::clamp(std::min(5.0 * reps, 1e-2 / single), 1.0, 500.0));
-  if (finalists.size() > 1) {
-    const std::vector<std::vector<double>> t = time_rounds(finalists, final_reps, kFinalRounds);
-    r.best = finalists[std::size_t(choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin))];
-  }
-  if (r.best != incumbent && options.idle_ms > 0) {
-    const std::vector<std::vector<double>> t =
-        time_rounds({incumbent, r.best}, 5 * final_reps, kConfirmRounds, options.idle_ms);
-    if (choose_by_rounds(t, 0, kConfirmRounds - 1, kClearMargin) != 1) r.best = incumbent;
-  }
-  impl_->sel = r.best;
-  impl_->tuned = true;
-  return r;
-}
-
-// ---- Plan cache --------------------------------------------------------------------------------
-
-namespace {
-using PlanKey = std::tuple<int, std::string>;
-
-std::string key_of(const GemmDesc& d, const GemmOptions& o) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%d|%d|%d%d|%lld,%lld,%lld|%lld,%lld,%lld|%lld|%lld,%lld,%lld|%d|"
-                "%d|%d|%zu|%d|%d|%d|%d%d",
-                int(d.precision), int(d.out_type()), d.trans_a, d.trans_b, (long long)d.m,
-                (long long)d.n, (long long)d.k, (long long)d.a_ld(), (long long)d.b_ld(),
-                (long long)d.c_ld(), (long long)d.batch, (long long)d.a_stride(),
-                (long long)d.b_stride(), (long long)d.c_stride(), int(d.epilogue), d.alignment,
-                d.fp8_fast_accum, o.workspace_bytes, o.heuristics, o.private_workspace, o.variants,
-                d.a_e5m2, d.b_e5m2);
-  return buf;
-}
-
-std::mutex& plan_mutex() {
-  static std::mutex m;
-  return m;
-}
-// Leaked on purpose (see contexts()).
-std::map<PlanKey, std::unique_ptr<Gemm>>& plans() {
-  static auto* p = new std::map<PlanKey, std::unique_ptr<Gemm>>();
-  return *p;
-}
-
-// The searches' outcomes (candidate chosen, of how many), kept when the plans go: a plan built
-// again for the same key (same device, description, options: the same heuristic list) starts
-// searched, so a case that clears the plans to measure its own memory does not search again.
-struct SearchOutcome {
-  int index = 0, candidates = 0;
-};
-std::map<PlanKey, SearchOutcome>& searched() {
-  static auto* s = new std::map<PlanKey, SearchOutcome>();
-  return *s;
-}
-}  // namespace
-
-Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
-  PlanKey key{current_device(), key_of(desc, options)};
-  std::lock_guard<std::mutex> lock(plan_mutex());
-  auto it = plans().find(key);
-  if (it == plans().end()) {
-    it = plans().emplace(key, std::make_unique<Gemm>(desc, options)).first;
-    auto done = searched().find(key);
-    if (done != searched().end() && done->second.candidates == it->second->candidates()) {
-      it->second->select(done->second.index);
-      it->second->impl_->tuned = true;
-    }
-  }
-  return *it->second;
-}
-
-void clear_gemm_plans() {
-  {
-    std::lock_guard<std::mutex> lock(plan_mutex());
-    for (const auto& [key, plan] : plans())
-      if (plan->tuned()) searched()[key] = {plan->selected(), plan->candidates()};
-    plans().clear();
-  }
-  std::lock_guard<std::mutex> lock(context_mutex());
-  for (auto& [device, c] : contexts()) c.shared.reset();
-}
-
-// ---- Reference kernels
-// ---------------------------------------------------------------------------
-
-namespace {
-
-template <class T>
-__device__ __forceinline__ double widen(T v) {
-  return double(v);
-}
-template <>
-__device__ __forceinline__ double widen<__half>(__half v) {
-  return double(__half2float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_bfloat16>(__nv_bfloat16 v) {
-  return double(__bfloat162float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
-  return double(float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
-  return double(float(v));
-}
-
-struct RefArgs {
-  bool trans_a, trans_b;
-  std::int64_t k, lda, ldb, sa, sb;
-};
-
-// One block per sample: threads split k, partial sums meet in shared memory.
-template <class TA, class TB>
-__global__ void reference_kernel(RefArgs g, const TA* a, const TB* b, const GemmSample* samples,
-                                 double* out) {
-  __shared__ double partial[256];
-  const GemmSample s = samples[blockIdx.x];
-  const TA* pa = a + s.batch * g.sa;
-  const TB* pb = b + s.batch * g.sb;
-  double acc = 0;
-  for (std::int64_t kk = threadIdx.x; kk < g.k; kk += blockDim.x) {
-    double x = widen(g.trans_a ? pa[kk * g.lda + s.row] : pa[s.row * g.lda + kk]);
-    double y = widen(g.trans_b ? pb[s.col * g.ldb + kk] : pb[kk * g.ldb + s.col]);
-    acc += x * y;
-  }
-  partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (int(threadIdx.x) < w) partial[threadIdx.x] += partial[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
-}
-
-template <class T>
-__global__ void gather_kernel(const T* c, std::int64_t ldc, std::int64_t sc,
-                              const GemmSample* samples, int count, double* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < count) {
-    const GemmSample s = samples[i];
-    out[i] = widen(c[s.batch * sc + s.row * ldc + s.col]);
-  }
-}
-
-template <class Bits, Bits kExpMask>
-__global__ void nonfinite_kernel(const Bits* data, std::size_t n, unsigned long long* counter) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    mine += (data[i] & kExpMask) == kExpMask;
-  }
-  if (mine) atomicAdd(counter, mine);
-}
-
-// e4m3 has no infinity; NaN is S.1111.111.
-__global__ void nonfinite_e4m3_kernel(const std::uint8_t* data, std::size_t n,
-                                      unsigned long long* counter) {
-  unsigned long long mine = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    mine += (data[i] & 0x7F) == 0x7F;
-  }
-  if (mine) atomicAdd(counter, mine);
-}
-
-template <class TA, class TB>
-void launch_reference(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
-                      const GemmSample* samples, int count, double* out) {
-  RefArgs g{d.trans_a, d.trans_b, d.k, d.a_ld(), d.b_ld(), d.a_stride(), d.b_stride()};
-  reference_kernel<TA, TB><<<count, 256, 0, stream>>>(g, static_cast<const TA*>(a),
-                                                      static_cast<const TB*>(b), samples, out);
-  XF_CUDA_CHECK_LAUNCH();
-}
-
-// Calls f with a null pointer of element type t's C++ type.
-template <class F>
-void with_type(ElemType t, F&& f) {
-  switch (t) {
-    case ElemType::f32:
-      return f(static_cast<float*>(nullptr));
-    case ElemType::f16:
-      return f(static_cast<__half*>(nullptr));
-    case ElemType::bf16:
-      return f(static_cast<__nv_bfloat16*>(nullptr));
-    case ElemType::e4m3:
-      return f(static_cast<__nv_fp8_e4m3*>(nullptr));
-    case ElemType::e5m2:
-      return f(static_cast<__nv_fp8_e5m2*>(nullptr));
-    case ElemType::f64:
-      return f(static_cast<double*>(nullptr));
-  }
-}
-
-template <class T>
-void launch_gather(cudaStream_t stream, const GemmDesc& d, const void* c, const GemmSample* samples,
-                   int count, double* out) {
-  gather_kernel<T><<<(count + 127) / 128, 128, 0, stream>>>(static_cast<const T*>(c), d.c_ld(),
-                                                            d.c_stride(), samples, count, out);
-  XF_CUDA_CHECK_LAUNCH();
-}
-
-}  // namespace
-
-void gemm_reference_at(cudaStream_t stream, const GemmDesc& d, const void* a, const void* b,
-                       const GemmSample* samples, int count, double* out) {
-  if (count <= 0) return;
-  if (d.a_type() == d.b_type()) {  // one instantiation per type
-    return with_type(d.a_type(), [&](auto* t) {
-      using T = std::remove_pointer_t<decltype(t)>;
-      launch_reference<T, T>(stream, d, a, b, samples, count, out);
-    });
-  }
-  if (d.a_e5m2)
-    return launch_reference<__nv_fp8_e5m2, __nv_fp8_e4m3>(stream, d, a, b, samples, count, out);
-  return launch_reference<__nv_fp8_e4m3, __nv_fp8_e5m2>(stream, d, a, b, samples, count, out);
-}
-
-void gemm_gather_at(cudaStream_t stream, const GemmDesc& d, const void* c,
-                    const GemmSample* samples, int count, double* out) {
-  if (count <= 0) return;
-  with_type(d.out_type(), [&](auto* t) {
-    launch_gather<std::remove_pointer_t<decltype(t)>>(stream, d, c, samples, count, out);
-  });
-}
-
-void count_nonfinite(cudaStream_t stream, ElemType t, const void* data, std::size_t count,
-                     unsigned long long* counter) {
-  if (count == 0) return;
-  const unsigned blocks = unsigned(std::min<std::size_t>((count + 255) / 256, 4096));
-  switch (t) {
-    case ElemType::f32:
-      nonfinite_kernel<std::uint32_t, 0x7F800000u>
-          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint32_t*>(data), count, counter);
-      break;
-    case ElemType::f16:
-      nonfinite_kernel<std::uint16_t, 0x7C00>
-          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(data), count, counter);
-      break;
-    case ElemType::bf16:
-      nonfinite_kernel<std::uint16_t, 0x7F80>
-          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(data), count, counter);
-      break;
-    case ElemType::e4m3:
-      nonfinite_e4m3_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data),
-                                                        count, counter);
-      break;
-    case ElemType::e5m2:  // IEEE-like: exponent all ones is infinity or NaN
-      nonfinite_kernel<std::uint8_t, std::uint8_t(0x7C)>
-          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(data), count, counter);
-      break;
-    case ElemType::f64:
-      nonfinite_kernel<std::uint64_t, 0x7FF0000000000000ull>
-          <<<blocks, 256, 0, stream>>>(static_cast<const std::uint64_t*>(data), count, counter);
-      break;
-  }
-  XF_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace xfbench::kernels
