@@ -3,7 +3,7 @@
 // forward's mask from the same Dropout {p, seed, offset}. Storage T = __half, __nv_bfloat16 or
 // float, math fp32; C % 8 == 0 and pointers 16-byte aligned. Column sums (bias gradients) are
 // deterministic and need `scratch` of norm_backward_scratch_bytes(C) bytes (layernorm.hpp); C <=
-// 8192 there.
+// 16384 there.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,7 +35,7 @@ template <class T>
 void dropout_bias_backward(T* dx, T* dbias, float* scratch, const T* dout, Dropout dropout, int N,
                            int C, cudaStream_t stream);
 
-// dbias = column sums of dout [N, C] (C <= 8192): the bias gradient of a linear layer.
+// dbias = column sums of dout [N, C] (C <= 16384): the bias gradient of a linear layer.
 template <class T>
 void bias_backward(T* dbias, float* scratch, const T* dout, int N, int C, cudaStream_t stream);
 

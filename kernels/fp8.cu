@@ -329,13 +329,15 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
 }
 
 void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
-                        const Fp8Scales& s, int i, cudaStream_t stream) {
+                        const Fp8Scales& s, int i, cudaStream_t stream, bool recast) {
   check_index(s, i);
   if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16)
     XF_THROW(InvalidArgument, "fp8_cast_transpose: " + std::to_string(rows) + " x " +
                                   std::to_string(cols) + ": both multiples of 16");
+  // A recipe measuring its own amax derives the scale from amax(i): measured here, or, for a
+  // recast, still the last cast's (which a measuring cast does not overwrite).
   const bool current = s.measures_own_amax();
-  if (current) measure_amax(x, std::size_t(rows) * cols, s, i, stream);
+  if (current && !recast) measure_amax(x, std::size_t(rows) * cols, s, i, stream);
   const Parts p = parts_of(s);
   const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
   cast_transpose_kernel<<<grid, 256, 0, stream>>>(

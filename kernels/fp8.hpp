@@ -119,9 +119,11 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
 // As fp8_cast for x [rows, cols], writing q [rows, cols] (nullable) and its transpose
 // qt [cols, rows] (nullable) in one pass: a linear layer's input and gradient feed both the
 // row-major GEMM and the weight-gradient GEMM, which cuBLASLt's FP8 kernels take only with the
-// reduced dimension contiguous. rows % 16 == 0 and cols % 16 == 0.
+// reduced dimension contiguous. rows % 16 == 0 and cols % 16 == 0. `recast`: x holds exactly what
+// tensor i's last cast read (a backward casting its forward's input again), so that cast's scale
+// stands and a recipe measuring its own amax skips the pass (the bytes are those of a fresh cast).
 void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
-                        const Fp8Scales& scales, int i, cudaStream_t stream);
+                        const Fp8Scales& scales, int i, cudaStream_t stream, bool recast = false);
 
 // x = q · scale_inv for n FP8 elements, in fp32 (exact: tests and validation).
 void fp8_dequantize(float* x, const void* q, std::size_t n, Fp8Format f, const float* scale_inv,

@@ -139,14 +139,21 @@ void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy) {
   fp8_cast_transpose(m.dyq, m.dyqt, dy, m.T, m.M, m.scales, m.first + kDy, s);
 }
 
-void Fp8Linear::backward_data(cudaStream_t s, __nv_bfloat16* dx) {
+void Fp8Linear::backward_data(cudaStream_t s, __nv_bfloat16* dx, float beta,
+                              const __nv_bfloat16* c_in) {
   Impl& m = *impl_;
-  m.dgrad->run(s, m.dgrad_ops(dx));
+  GemmOperands o = m.dgrad_ops(dx);
+  if (beta != 0.f) {
+    if (!c_in || c_in == dx)
+      XF_THROW(InvalidArgument, "Fp8Linear: a data gradient added to another reads it apart");
+    o.beta = beta, o.c_in = c_in;
+  }
+  m.dgrad->run(s, o);
 }
 
 void Fp8Linear::backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw) {
   Impl& m = *impl_;
-  fp8_cast_transpose(nullptr, m.xqt, x, m.T, m.K, m.scales, m.first + kX, s);
+  fp8_cast_transpose(nullptr, m.xqt, x, m.T, m.K, m.scales, m.first + kX, s, /*recast=*/true);
   m.wgrad->run(s, m.wgrad_ops(dw));
 }
 

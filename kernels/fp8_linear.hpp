@@ -63,9 +63,11 @@ class Fp8Linear {
   // dy [T, out] -> its e5m2 copy and transpose: before either backward product (the two may then
   // run on different streams).
   void cast_grad(cudaStream_t s, const __nv_bfloat16* dy);
-  // dx = dy·W.
-  void backward_data(cudaStream_t s, __nv_bfloat16* dx);
-  // dW = dyᵀ·x (x the forward's bf16 input, cast again here).
+  // dx = dy·W (+ beta·c_in: cuBLASLt's FP8 products cannot read C in place, so a gradient added to
+  // another comes from a buffer apart from dx; InvalidArgument when beta != 0 without one).
+  void backward_data(cudaStream_t s, __nv_bfloat16* dx, float beta = 0.f,
+                     const __nv_bfloat16* c_in = nullptr);
+  // dW = dyᵀ·x: x exactly the forward's bf16 input, cast again here with the forward's scale.
   void backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw);
 
   // Searches each product's algorithms on this layer's buffers (synchronises; outside timing).

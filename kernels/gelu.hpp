@@ -19,7 +19,7 @@ void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu k
 
 // dinp = dout * gelu'(inp + bias), with inp the pre-activation given to the forward. dbias
 // (nullable) = column sums of dinp, deterministic, using `scratch` (norm_backward_scratch_bytes(C)
-// bytes, layernorm.hpp; C <= 8192). dinp may alias dout.
+// bytes, layernorm.hpp; C <= 16384). dinp may alias dout.
 template <class T>
 void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const T* inp,
                         const T* bias, int N, int C, Gelu kind, cudaStream_t stream);

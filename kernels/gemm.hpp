@@ -155,6 +155,13 @@ struct GemmTuneOptions {
   // milliseconds idle. Kernels rank differently from an idle GPU at full clock than under
   // sustained load: at n=4096 a 128x128 tile won the final and lost 2-5% in the measurement.
   int idle_ms = 0;
+  // > 0: the final times each finalist for about this many milliseconds a round (five rounds,
+  // four wins to replace the incumbent), each run after half as long of the same product untimed,
+  // so that each is measured at the clock the power limiter settles on for it. Under the cap,
+  // ~10 ms runs favour a product drawing more power (the clock still reflects the others'):
+  // at n=8192 bf16 one won them and lost 2.8% in the steady measurement. For a case whose number
+  // is the product itself (Matmul); ~1.5 s per search at 100.
+  double final_ms = 0;
 };
 
 class Gemm {

@@ -26,7 +26,8 @@ namespace {
 // test at p = 0.06) and be at least 1% faster by median to replace the incumbent.
 constexpr int kFinalRounds = 7;
 constexpr double kClearMargin = 0.01;
-constexpr int kConfirmRounds = 5;  // from idle (GemmTuneOptions::idle_ms): four of five to win
+constexpr int kConfirmRounds = 5;      // from idle (GemmTuneOptions::idle_ms): four of five to win
+constexpr int kSteadyFinalRounds = 5;  // GemmTuneOptions::final_ms: four of five to win
 
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -95,8 +96,10 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
   // Seconds per launch of each listed candidate in each of `rounds` rounds, run in alternating
   // order so that clocks falling under power (or rising) favour no position; each run after
-  // `idle_ms` of idle GPU (and one untimed launch) when that is positive.
-  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0) {
+  // `idle_ms` of idle GPU (and one untimed launch) when that is positive, after `lead` untimed
+  // launches of the same candidate.
+  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0,
+                         int lead = 0) {
     std::vector<std::vector<double>> t(list.size());
     for (int round = 0; round < rounds; ++round) {
       for (std::size_t step = 0; step < list.size(); ++step) {
@@ -106,6 +109,7 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
           std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
           impl_->enqueue(stream, ops, list[j]);
         }
+        for (int rep = 0; rep < lead; ++rep) impl_->enqueue(stream, ops, list[j]);
         XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
         for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
         XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
@@ -137,11 +141,16 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
     if (order[j] != incumbent) finalists.push_back(order[j]);
   std::sort(finalists.begin() + 1, finalists.end());  // the final's ties go by cuBLASLt's rank
   r.best = incumbent;
-  // ~10 ms (at most five bursts; one launch when it is longer: a 20 ms product needs no five)
-  const int final_reps = int(std::clamp(std::min(5.0 * reps, 1e-2 / single), 1.0, 500.0));
+  // ~10 ms (at most five bursts; one launch when it is longer: a 20 ms product needs no five),
+  // or the steady final's runs (GemmTuneOptions::final_ms).
+  const bool steady = options.final_ms > 0;
+  const int final_reps = steady ? int(std::clamp(options.final_ms * 1e-3 / single, 1.0, 1e6))
+                                : int(std::clamp(std::min(5.0 * reps, 1e-2 / single), 1.0, 500.0));
+  const int final_rounds = steady ? kSteadyFinalRounds : kFinalRounds;
   if (finalists.size() > 1) {
-    const std::vector<std::vector<double>> t = time_rounds(finalists, final_reps, kFinalRounds);
-    r.best = finalists[std::size_t(choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin))];
+    const std::vector<std::vector<double>> t =
+        time_rounds(finalists, final_reps, final_rounds, 0, steady ? final_reps / 2 : 0);
+    r.best = finalists[std::size_t(choose_by_rounds(t, 0, final_rounds - 1, kClearMargin))];
   }
   if (r.best != incumbent && options.idle_ms > 0) {
     const std::vector<std::vector<double>> t =

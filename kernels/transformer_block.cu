@@ -209,6 +209,9 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
   m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
   if (c.precision == Precision::fp8) m.make_fp8_linears(train);
+  // fp8, post-LN: the norms' residual gradients, which the FP8 data-gradient products add to
+  // their own from a buffer apart (backward_post).
+  if (c.precision == Precision::fp8 && train && !m.pre()) m.alloc("dres", T * H, m.elem, scratch);
   if (train && c.linear_bias)  // the side stream's column sums (bias gradients) beside the main's
     m.alloc("side_scratch",
             norm_backward_scratch_bytes(
@@ -223,7 +226,8 @@ void TransformerBlock::Impl::make_fp8_linears(bool train) {
   const int T = c.tokens(), H = c.hidden, A = c.attention_width(), I = c.intermediate;
   const int U = c.gated_ffn ? 2 * I : I;
   const std::vector<std::pair<const char*, std::pair<int, int>>> shapes = {
-      {"wqkv", {H, c.qkv_width()}}, {"wo", {A, H}}, {"wi", {H, U}}, {"wout", {I, H}}};
+      {"wqkv", {H, c.qkv_width()}}, {"wo", {A, H}}, {"wq_cross", {H, A}}, {"wkv_cross", {H, 2 * A}},
+      {"wo_cross", {A, H}},         {"wi", {H, U}}, {"wout", {I, H}}};
   std::vector<Fp8Format> formats;
   for (const auto& sh : shapes)
     if (t(sh.first))

@@ -79,12 +79,10 @@ void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const ch
 void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy) {
   if (Fp8Linear* f = m.fp8_of(w)) f->cast_grad(s, bf(dy));
 }
+// beta != 0 in fp8: dx = dy·W + beta·c_in (cuBLASLt's FP8 products cannot add to dx in place).
 void linear_data_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
-                      const void* dy, void* dx, float beta = 0.f) {
-  if (Fp8Linear* f = m.fp8_of(w)) {
-    if (beta != 0.f) XF_THROW(Unsupported, "fp8: a data gradient added to another");
-    return f->backward_data(s, bf(dx));
-  }
+                      const void* dy, void* dx, float beta = 0.f, const void* c_in = nullptr) {
+  if (Fp8Linear* f = m.fp8_of(w)) return f->backward_data(s, bf(dx), beta, bf(c_in));
   m.run(g, s, ops(dy, m.t(w), dx, nullptr, beta));
 }
 // o: a = dy, b = x, c = dW (and bias_grad).
@@ -163,12 +161,12 @@ void attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t 
 template <class T>
 void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                              const void* in) {
-  m.run(m.q_cross, s, ops(in, m.t("wq_cross"), m.t("q_cross")));
-  m.run(m.kv_cross, s, ops(m.t("enc"), m.t("wkv_cross"), m.t("kv_cross")));
+  linear_forward(m, s, m.q_cross, "wq_cross", in, m.t("q_cross"));
+  linear_forward(m, s, m.kv_cross, "wkv_cross", m.t("enc"), m.t("kv_cross"));
   void* kv = m.t("kv_cross");
   core_forward(m, m.cross_attn, m.t("ctx_cross"), m.t("q_cross"), kv,
                m.offset(kv, m.c.attention_width()), nullptr, site(m.c, step, kCrossProbs), s);
-  m.run(m.proj, s, ops(m.t("ctx_cross"), m.t("wo_cross"), m.t("proj_cross")));
+  linear_forward(m, s, m.proj, "wo_cross", m.t("ctx_cross"), m.t("proj_cross"));
   m.tp_sum(m.t("proj_cross"), s);
 }
 
@@ -180,10 +178,8 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
                  void* out = nullptr) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
-  if (m.part == BlockPart::dense) {
-    m.run(m.up, s, ops(in, m.t("wi"), m.t("pre"), m.t("bi")));  // the part's output is "pre"
-    return;
-  }
+  if (m.part == BlockPart::dense)  // the part's output is "pre"
+    return linear_forward(m, s, m.up, "wi", in, m.t("pre"), m.t("bi"));
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
   linear_forward(m, s, m.up, "wi", in, pre);
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
@@ -281,10 +277,10 @@ void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
 }
 
 // do2 (the gradient of the FFN's output before its bias) -> din = beta·din + d(in), the FFN's
-// input gradient; weight and bias gradients on the side stream.
+// input gradient (fp8: beta·c_in, a buffer apart); weight and bias gradients on the side stream.
 template <class T>
 void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
-                  void* din, float beta) {
+                  void* din, float beta, const void* c_in = nullptr) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
   linear_grad(m, s, "wout", m.t("do2"));
@@ -311,15 +307,15 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   if (c.linear_bias)
     bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
   linear_weight_grad(m, m.side, m.d_up_w, "wi", ops(m.t(dpre), in, m.t("dwi")));
-  linear_data_grad(m, s, m.d_up_x, "wi", m.t(dpre), din, m.tp_beta(beta));
+  linear_data_grad(m, s, m.d_up_x, "wi", m.t(dpre), din, m.tp_beta(beta), c_in);
   m.tp_sum(din, s);
 }
 
-// dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in); T5:
-// the relative bias table's gradient from the score bias's.
+// dproj (the gradient of the attention's output before its bias) -> din = beta·din + d(in) (fp8:
+// beta·c_in, as ffn_backward); T5: the relative bias table's gradient from the score bias's.
 template <class T>
 void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
-                        const void* in, void* din, float beta) {
+                        const void* in, void* din, float beta, const void* c_in = nullptr) {
   const BlockConfig& c = m.c;
   const int N = c.tokens();
   linear_grad(m, s, "wo", m.t("dproj"));
@@ -341,13 +337,13 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
     m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);
   else if (m.rel)  // a few MB of bias gradient: beside the weight-gradient GEMM
     m.rel->backward<T>(m.at<T>("drel_bias"), m.at<T>("dposition_bias"), m.t("rel_scratch"), m.side);
-  if (c.linear_bias && qkv_bias_by_epilogue(c))
+  if (c.linear_bias && qkv_bias_by_epilogue(c))  // never in fp8 (check_block_config)
     w.bias_grad = m.t("dbqkv");
   else if (c.linear_bias)  // as dbi in ffn_backward
     bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
                      c.qkv_width(), m.side);
   linear_weight_grad(m, m.side, m.d_qkv_w, "wqkv", w);
-  linear_data_grad(m, s, m.d_qkv_x, "wqkv", m.t("dqkv"), din, m.tp_beta(beta));
+  linear_data_grad(m, s, m.d_qkv_x, "wqkv", m.t("dqkv"), din, m.tp_beta(beta), c_in);
   m.tp_sum(din, s);
 }
 
@@ -356,21 +352,27 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
 template <class T>
 void cross_attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                               const void* in, void* din) {
+  linear_grad(m, s, "wo_cross", m.t("dproj_cross"));
   m.fork(s);
-  m.run(m.d_proj_w, m.side, ops(m.t("dproj_cross"), m.t("ctx_cross"), m.t("dwo_cross")));
-  m.run(m.d_proj_x, s, ops(m.t("dproj_cross"), m.t("wo_cross"), m.t("dctx_cross")));
+  linear_weight_grad(m, m.side, m.d_proj_w, "wo_cross",
+                     ops(m.t("dproj_cross"), m.t("ctx_cross"), m.t("dwo_cross")));
+  linear_data_grad(m, s, m.d_proj_x, "wo_cross", m.t("dproj_cross"), m.t("dctx_cross"));
   void* kv = m.t("kv_cross");
   void* dkv = m.t("dkv_cross");
   const std::int64_t A = m.c.attention_width();
   core_backward(m, m.cross_attn, m.t("dq_cross"), dkv, m.offset(dkv, A), nullptr, m.t("dctx_cross"),
                 m.t("ctx_cross"), m.t("q_cross"), kv, m.offset(kv, A), nullptr,
                 site(m.c, step, kCrossProbs), s);
+  linear_grad(m, s, "wkv_cross", dkv);
+  linear_grad(m, s, "wq_cross", m.t("dq_cross"));
   m.fork(s);
-  m.run(m.d_kv_cross_w, m.side, ops(dkv, m.t("enc"), m.t("dwkv_cross")));
-  m.run(m.d_q_cross_w, m.side, ops(m.t("dq_cross"), in, m.t("dwq_cross")));
-  m.run(m.d_kv_cross_x, s, ops(dkv, m.t("wkv_cross"), m.t("denc")));
+  linear_weight_grad(m, m.side, m.d_kv_cross_w, "wkv_cross",
+                     ops(dkv, m.t("enc"), m.t("dwkv_cross")));
+  linear_weight_grad(m, m.side, m.d_q_cross_w, "wq_cross",
+                     ops(m.t("dq_cross"), in, m.t("dwq_cross")));
+  linear_data_grad(m, s, m.d_kv_cross_x, "wkv_cross", dkv, m.t("denc"));
   m.tp_sum(m.t("denc"), s);
-  m.run(m.d_q_cross_x, s, ops(m.t("dq_cross"), m.t("wq_cross"), din));
+  linear_data_grad(m, s, m.d_q_cross_x, "wq_cross", m.t("dq_cross"), din);
   m.tp_sum(din, s);
 }
 
@@ -399,27 +401,31 @@ void residual_norm_backward(TransformerBlock::Impl& m, cudaStream_t s, Dropout d
       m.at<float>(("mean" + which).c_str()), rstd, drop, c.tokens(), c.hidden, s);
 }
 
+// Post-LN: each sublayer's input gradient is the norm's residual gradient plus its linear's data
+// gradient, added by the product (beta 1); fp8 products read that addend from "dres" (apart).
 template <class T>
 void backward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) {
   const Dropout attention_out = site(m.c, step, kAttentionOut), ffn_out = site(m.c, step, kFfnOut);
+  const bool apart = !m.fp8.empty();
+  auto residual = [&](const char* g) { return apart ? m.t("dres") : m.t(g); };
   switch (m.part) {
     case BlockPart::layer:
-      residual_norm_backward<T>(m, s, ffn_out, m.t("dh1"), "do2", "dbout", m.t("dout"), nullptr,
-                                "z2", "2");
-      ffn_backward<T>(m, s, step, m.t("h1"), m.t("dh1"), 1.f);  // dh1 += dpre·Wi
-      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dh1"), nullptr,
-                                "z1", "1");
-      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);  // dx += dqkv·Wqkv
+      residual_norm_backward<T>(m, s, ffn_out, residual("dh1"), "do2", "dbout", m.t("dout"),
+                                nullptr, "z2", "2");
+      ffn_backward<T>(m, s, step, m.t("h1"), m.t("dh1"), 1.f, residual("dh1"));  // += dpre·Wi
+      residual_norm_backward<T>(m, s, attention_out, residual("dx"), "dproj", "dbo", m.t("dh1"),
+                                nullptr, "z1", "1");
+      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f, residual("dx"));  // += dqkv·Wqkv
       break;
     case BlockPart::attention:
-      residual_norm_backward<T>(m, s, attention_out, m.t("dx"), "dproj", "dbo", m.t("dout"),
+      residual_norm_backward<T>(m, s, attention_out, residual("dx"), "dproj", "dbo", m.t("dout"),
                                 nullptr, "z1", "1");
-      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
+      attention_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f, residual("dx"));
       break;
     case BlockPart::ffn:
-      residual_norm_backward<T>(m, s, ffn_out, m.t("dx"), "do2", "dbout", m.t("dout"), nullptr,
+      residual_norm_backward<T>(m, s, ffn_out, residual("dx"), "do2", "dbout", m.t("dout"), nullptr,
                                 "z2", "2");
-      ffn_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f);
+      ffn_backward<T>(m, s, step, m.t("x"), m.t("dx"), 1.f, residual("dx"));
       break;
     default:
       XF_THROW(InvalidArgument, m.c.name + " part " + to_string(m.part) + " has no backward");

@@ -13,7 +13,7 @@
 namespace xfbench::kernels::detail {
 
 constexpr int kEwThreads = 256;
-constexpr int kMaxColsumWidth = 8192;  // C <= 256 threads * 4 vectors * 8
+constexpr int kMaxColsumWidth = 16384;  // C <= 256 threads * 8 vectors * 8
 
 constexpr int kFlatThreads = 1024;  // blocks of the flat grid (plugins/vector/TUNING.md)
 
@@ -146,9 +146,12 @@ void for_each_vector_colsum(const Op& op, T* colsum, float* scratch, int N, int 
   } else if (V <= 2 * kEwThreads) {
     G = colsum_blocks<2, Op>();
     for_each_vector_colsum_kernel<2><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
-  } else {
+  } else if (V <= 4 * kEwThreads) {
     G = colsum_blocks<4, Op>();
     for_each_vector_colsum_kernel<4><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
+  } else {  // a GPT layer of hidden 4096: MLP 16384 wide
+    G = colsum_blocks<8, Op>();
+    for_each_vector_colsum_kernel<8><<<G, kEwThreads, 0, stream>>>(op, scratch, N, C);
   }
   XF_CUDA_CHECK_LAUNCH();
   PartialOutputs<T> outs;

@@ -21,7 +21,7 @@ namespace xfbench::kernels {
 
 // Bias gradients (column sums over tokens) up to this width run as bias_backward on the side
 // stream; the QKV projection's 3·hidden above it uses cuBLASLt's bias-gradient epilogue.
-constexpr int kMaxBiasGradWidth = 8192;  // bias_backward's widest row (dropout.hpp)
+constexpr int kMaxBiasGradWidth = 16384;  // bias_backward's widest row (dropout.hpp)
 inline bool qkv_bias_by_epilogue(const BlockConfig& c) { return c.qkv_width() > kMaxBiasGradWidth; }
 inline bool t5_like(const BlockConfig& c) { return c.norm == NormKind::rmsnorm; }
 
@@ -195,7 +195,8 @@ struct TransformerBlock::Impl {
   }
 
   // fp8: each linear layer's FP8 products and copies, by its weight's name, and their scales
-  // (three per layer: wqkv's first, then wo, wi, wout, those the part has; make_fp8_linears).
+  // (three per layer: wqkv's first, then wo, T5's cross-attention's, wi, wout, those the part has;
+  // make_fp8_linears).
   std::unique_ptr<Fp8Scales> fp8_scales;
   std::map<std::string, std::unique_ptr<Fp8Linear>> fp8;
   Fp8Linear* fp8_of(const char* weight) const {

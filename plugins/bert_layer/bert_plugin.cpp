@@ -27,7 +27,7 @@ void register_cases() {
                    {1, 1 << 20, ""})));
   model.set_dropout(block::dropout_flag("bert", "BertLayer"));
   const block::LayerSweep sweep =
-      block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128});
+      block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128}, true);
   const bool default_model =
       model.hidden == 1024 && model.heads == 16 && model.intermediate == 4096;
   const std::string model_tag =

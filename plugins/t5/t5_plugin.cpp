@@ -74,8 +74,8 @@ Dims dims_from_flags() {
 void register_cases() {
   const Dims d = dims_from_flags();
   const float dropout = block::dropout_flag("t5", "T5 dropout_rate:");
-  const block::LayerSweep sweep = block::layer_sweep_flags("t5", "T5Encoder and T5Decoder",
-                                                           {512, 128}, {2, 4, 8, 16, 32, 64, 128});
+  const block::LayerSweep sweep = block::layer_sweep_flags(
+      "t5", "T5Encoder and T5Decoder", {512, 128}, {2, 4, 8, 16, 32, 64, 128}, true);
   for (bool decoder : {false, true}) {
     BlockConfig model = kernels::t5_block(d.d_model, d.heads, d.d_kv, d.d_ff, decoder, d.gated);
     model.set_dropout(dropout);

@@ -92,8 +92,8 @@ void register_cases() {
       block::int_list_flag("train_batches", "TrainStep batch sizes", {});
   const std::vector<std::string> precisions = block::choice_list_flag(
       "train_precisions",
-      "TrainStep precisions (bf16, fp16; tf32, fp32 need backends=unfused; fp8: Llama's linear "
-      "layers in FP8)",
+      "TrainStep precisions (bf16, fp16; tf32, fp32 need backends=unfused; fp8: the linear "
+      "layers of GPT-2 and Llama in FP8)",
       {"bf16"}, {"bf16", "fp16", "tf32", "fp32", "fp8"});
   const std::string recipe = flag_string(
       "train_fp8_recipe", "delayed",

@@ -82,6 +82,27 @@ TEST(Gpt2Config, WhatEachBackendTakes) {
   EXPECT_THROW(kernels::check_block_config(c, BlockPart::ffn), InvalidArgument);
 }
 
+// FP8 linears take GPT-2's biased pre-LN block up to hidden 4096 and beyond while the QKV bias
+// gradient fits the column sums (16384 wide: FP8 has no bias-gradient epilogue); BERT's post-LN
+// block too, not tensor parallelism.
+TEST(Gpt2Config, Fp8TakesTheBiasedPreNormBlock) {
+  BlockConfig c = kernels::gpt2_block(4096, 32, 16384);
+  c.seq = 2048, c.batch = 8, c.precision = Precision::fp8, c.backend = AttentionBackend::fused;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.precision = Precision::bf16;  // the same widths in bf16: the MLP's bias gradient of 16384
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c = kernels::gpt2_block(5504, 43, 16384);  // QKV 16512 wide: bf16 takes cuBLASLt's epilogue
+  c.precision = Precision::bf16;
+  EXPECT_NO_THROW(kernels::check_block_config(c));
+  c.precision = Precision::fp8;
+  EXPECT_THROW(kernels::check_block_config(c), Unsupported);
+  BlockConfig bert;  // post-LN
+  bert.precision = Precision::fp8;
+  EXPECT_NO_THROW(kernels::check_block_config(bert));
+  bert.tp_size = 2;
+  EXPECT_THROW(kernels::check_block_config(bert), Unsupported);
+}
+
 // Names: gpt2-medium untagged, the other named models as /model:<name>, custom sizes spelled out;
 // dimensions that cannot be built exit 2 with the reason, before any GPU work.
 namespace {
@@ -126,6 +147,19 @@ TEST(Gpt2Flags, NamesModelsAndErrors) {
   EXPECT_EQ(gpt2_names(r.out),
             "GPT2Block/unfused/fp16/fwd/seq:512/batch:8/hidden:1200/heads:15/inner:4800\n");
 
+  // FP8 linears name their recipe; the GPT layer of hidden 4096 (MLP 16384: its bias gradient
+  // is within the column sums' width) in both recipes.
+  r = xftest::run_host(
+      "--xfbench_gpt2_hidden=4096 --xfbench_gpt2_heads=32 --xfbench_gpt2_seqs=2048 "
+      "--xfbench_gpt2_batches=8 --xfbench_gpt2_dtypes=bf16,fp8 --xfbench_gpt2_fp8_recipe=current "
+      "--xfbench_gpt2_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(gpt2_names(r.out),
+            "GPT2Block/fused/bf16/fwdbwd/seq:2048/batch:8/hidden:4096/heads:32/inner:16384\n"
+            "GPT2Block/fused/fp8/recipe:current/fwdbwd/seq:2048/batch:8/hidden:4096/heads:32/"
+            "inner:16384\n");
+
   // Another dropout computes something else: the names say so (HF's 0.1 is not named).
   r = xftest::run_host(
       "--xfbench_gpt2_dropout_pct=0 --benchmark_list_tests "
@@ -146,6 +180,18 @@ TEST(Gpt2Flags, NamesModelsAndErrors) {
       << r.err;
 }
 
+namespace {
+// Why this GPU cannot build the FP8 block (no FP8 products before sm_89), or "".
+std::string fp8_unsupported(const BlockConfig& c) {
+  try {
+    TransformerBlock probe(c);
+  } catch (const Unsupported& e) {
+    return e.message();
+  }
+  return "";
+}
+}  // namespace
+
 class Gpt2Gpu : public ::testing::TestWithParam<std::tuple<AttentionBackend, Precision, bool>> {
  protected:
   void SetUp() override { SKIP_WITHOUT_GPU(); }
@@ -159,6 +205,10 @@ TEST_P(Gpt2Gpu, MatchesFloat64Reference) {
     GTEST_SKIP() << "xfbench's flash attention has no causal backward here";
   BlockConfig c = kernels::gpt2_block(256, 4, 1024);
   c.precision = precision, c.backend = backend;
+  if (precision == Precision::fp8) {
+    const std::string why = fp8_unsupported(c);
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
   std::string worst;
   ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, backward));
   std::printf("  worst: %s\n", worst.c_str());
@@ -166,8 +216,23 @@ TEST_P(Gpt2Gpu, MatchesFloat64Reference) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, Gpt2Gpu,
                          ::testing::Combine(::testing::ValuesIn(kBackends),
-                                            ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Values(Precision::fp16, Precision::bf16,
+                                                              Precision::fp8),
                                             ::testing::Bool()));
+
+// fp8's other recipe (the instantiation above runs the default, delayed), with the linear biases
+// (forward through cuBLASLt's FP8 bias epilogue, gradients as column sums) and GELU of GPT-2.
+TEST(Gpt2GpuFp8, CurrentScalingMatchesFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = kernels::gpt2_block(256, 4, 1024);
+  c.precision = Precision::fp8, c.backend = AttentionBackend::fused;
+  c.fp8.recipe = kernels::Fp8Recipe::current;
+  const std::string why = fp8_unsupported(c);
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true));
+  std::printf("  current scaling: %s\n", worst.c_str());
+}
 
 // fp32 storage (the training step's tf32 and fp32) on the backend that takes it.
 INSTANTIATE_TEST_SUITE_P(Fp32Storage, Gpt2Gpu,

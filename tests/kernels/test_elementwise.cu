@@ -23,7 +23,7 @@ class Elementwise : public GpuTest {};
 using Types = ::testing::Types<__half, __nv_bfloat16, float>;  // float: tf32/fp32 steps
 TYPED_TEST_SUITE(Elementwise, Types);
 
-const int kWidths[] = {8, 200, 1024, 3072, 4096, 8192};
+const int kWidths[] = {8, 200, 1024, 3072, 4096, 8192, 12288, 16384};
 constexpr int kRows = 29;
 
 float* scratch_for(xfbench::DeviceBuffer<char>& b) { return reinterpret_cast<float*>(b.data()); }

@@ -430,6 +430,15 @@ TEST_F(GemmGpu, SearchPicksTheFastestAndStaysCorrect) {
   pr.c.poison();
   h.run(nullptr, pr.ops());
   expect_close(pr.c.host(), pr.reference(), 1e-2, "tuned from idle " + h.algo_info().label());
+  // And with the steady final (long runs after an untimed lead-in of each finalist).
+  k::Gemm f(d);
+  k::GemmTuneOptions steady;
+  steady.final_ms = 5;
+  const int chosen = f.tune(nullptr, pr.ops(), steady).best;
+  EXPECT_EQ(f.selected(), chosen);
+  pr.c.poison();
+  f.run(nullptr, pr.ops());
+  expect_close(pr.c.host(), pr.reference(), 1e-2, "tuned, steady final " + f.algo_info().label());
 }
 
 TEST_F(GemmGpu, PlansAreCachedAndRunsCheckTheirArguments) {

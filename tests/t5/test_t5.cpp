@@ -143,6 +143,15 @@ TEST(T5Flags, NamesModelsAndErrors) {
   EXPECT_EQ(t5_names(r.out),
             "T5Encoder/fused/bf16/fwd/seq:128/batch:4/model:t5-base\n"
             "T5Encoder/fused/bf16/fwdbwd/seq:128/batch:4/model:t5-base\n");
+  // FP8 linears (the cross-attention's too) name their recipe.
+  r = xftest::run_host(
+      "--xfbench_t5_seqs=512 --xfbench_t5_batches=64 --xfbench_t5_dtypes=fp8 "
+      "--xfbench_t5_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
+      env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(t5_names(r.out),
+            "T5Encoder/fused/fp8/recipe:delayed/fwdbwd/seq:512/batch:64\n"
+            "T5Decoder/fused/fp8/recipe:delayed/fwdbwd/seq:512/batch:64\n");
   r = xftest::run_host(
       "--xfbench_t5_d_kv=32 --benchmark_list_tests "
       "--benchmark_filter=T5Encoder/unfused/fp16/fwd/seq:512/batch:8/",
@@ -186,7 +195,8 @@ TEST_P(T5Gpu, MatchesFloat64Reference) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, T5Gpu,
                          ::testing::Combine(::testing::ValuesIn(kBackends),
-                                            ::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::Values(Precision::fp16, Precision::bf16,
+                                                              Precision::fp8),
                                             ::testing::Bool(), ::testing::Bool()));
 
 // The gated-GELU FFN, and t5-3b's shape rule (8 heads of 64 over d_model 256: A = 512).

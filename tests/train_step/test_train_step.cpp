@@ -323,6 +323,22 @@ TEST(TrainStepGpu, Fp8LlamaTrainsAsBf16Does) {
   }
 }
 
+// GPT-2's biased pre-LN layers and BERT's post-LN ones in FP8 (the QKV bias through the FP8 bias
+// epilogue, the bias gradients as column sums; post-LN: each data gradient added to the norm's
+// residual gradient by the product), every gradient against the float64 reference with the FP8
+// limits of the Llama test above.
+TEST(TrainStepGpu, Fp8Gpt2AndBertGradientsMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  if (xfbench::device_info().cc() < 89) GTEST_SKIP() << "no fp8 tensor cores";
+  for (LmKind kind : {LmKind::causal, LmKind::masked})
+    for (kernels::Fp8Recipe r : {kernels::Fp8Recipe::delayed, kernels::Fp8Recipe::current}) {
+      TrainConfig c = xftest::tiny(kind, Precision::fp8);
+      c.fp8.recipe = r;
+      std::printf("%-70s worst gradient rel_l2 %.2e\n", c.describe().c_str(),
+                  check_gradients(c, 0.25, 0.02));
+    }
+}
+
 // The FP8 accuracy rule on its own: the loss after each checkpoint (the mean of the five steps
 // ending there) within 1% of bf16's, both ways, and what cannot compare.
 TEST(TrainValidate, Fp8LossAfter30And200StepsWithinOnePercentOfBf16) {
