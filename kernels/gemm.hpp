@@ -23,28 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/precision.hpp"
 #include "xfbench/dtype.hpp"
 
 namespace xfbench::kernels {
-
-// Storage of one matrix element.
-enum class ElemType { f32, f16, bf16, e4m3, e5m2, f64 };
-std::size_t elem_size(ElemType t);
-const char* to_string(ElemType t);
-
-// Input storage and arithmetic of a product. fp32 uses no tensor cores (pedantic fp32); tf32 is
-// fp32 storage with TF32 tensor-core arithmetic; fp16, bf16 and fp8 (e4m3) accumulate in fp32;
-// fp64 is float64 throughout (alpha and beta are widened to double for it).
-enum class Precision { fp32, tf32, fp16, bf16, fp8, fp64 };
-const char* to_string(Precision p);
-ElemType input_type(Precision p);
-// What PyTorch gives: fp32/tf32 -> f32, fp16 -> f16, bf16 -> bf16, fp8 -> bf16 (torch._scaled_mm),
-// fp64 -> f64.
-ElemType default_output_type(Precision p);
-Precision precision_of(Dtype t);  // the precision of the same name
-// What surrounds a precision's products (storage, norms, attention, the optimizer's inputs):
-// bf16 for fp8 (FP8 is a product's operand format only: fp8_linear.hpp), else p itself.
-Precision storage_precision(Precision p);
 
 // Fused epilogues, in row-major terms (vectors index C's columns unless said otherwise).
 enum class Epilogue {

@@ -22,10 +22,30 @@
 #include <string>
 #include <vector>
 
+#include "xfbench/dtype.hpp"
+#include "xfbench/error.hpp"
 #include "xfbench/exit_codes.hpp"
 #include "xfbench/flags.hpp"
 
 namespace xfbench::kernels {
+
+// The NCCL type of values stored as `t` (the SDK's element types: f32, f16, bf16, f64);
+// InvalidArgument for FP8 bytes, which no collective here reduces. Inline: this library does not
+// link the SDK, its callers do.
+inline ncclDataType_t nccl_type(ElemType t) {
+  switch (t) {
+    case ElemType::f32:
+      return ncclFloat32;
+    case ElemType::f16:
+      return ncclFloat16;
+    case ElemType::bf16:
+      return ncclBfloat16;
+    case ElemType::f64:
+      return ncclFloat64;
+    default:
+      XF_THROW(InvalidArgument, std::string("NCCL reductions of ") + to_string(t) + " values");
+  }
+}
 
 constexpr double kDefaultNcclTimeoutSeconds = 300;
 

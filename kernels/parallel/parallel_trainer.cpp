@@ -38,12 +38,6 @@ void with_type(kernels::Precision p, const F& f) {
     f(static_cast<float*>(nullptr));
 }
 
-ncclDataType_t nccl_type(kernels::Precision p) {
-  return p == kernels::Precision::fp16   ? ncclFloat16
-         : p == kernels::Precision::bf16 ? ncclBfloat16
-                                         : ncclFloat32;
-}
-
 template <class T>
 T* at(void* base, std::size_t elements) {
   return static_cast<T*>(base) + elements;
@@ -271,7 +265,7 @@ void ParallelTrainer::tune() {
 // reduce-scattered in place, r's chunk reduced where it lies (zero2), averaged, on r's
 // communication stream; NCCL matches them with the other ranks' calls on their threads.
 void ParallelTrainer::Impl::reduce_buckets(Rank& r, bool timed) {
-  const ncclDataType_t type = nccl_type(c.precision);
+  const ncclDataType_t type = kernels::nccl_type(kernels::storage_type(c.precision));
   const std::size_t e = r.flat.element_bytes;
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     const Bucket& k = plan.buckets[b];
@@ -323,7 +317,7 @@ void ParallelTrainer::Impl::zero2_update(Rank& r) {
                                   config, r.flat.scalars, r.communicate);
     }
   });
-  const ncclDataType_t type = nccl_type(c.precision);
+  const ncclDataType_t type = kernels::nccl_type(kernels::storage_type(c.precision));
   const std::size_t e = r.flat.element_bytes;
   XF_NCCL_CHECK(ncclGroupStart());  // one launch for all the buckets' gathers
   for (const Bucket& k : plan.buckets)

@@ -1,5 +1,7 @@
 #include "tensor_parallel.hpp"
 
+#include "kernels/nccl_comm.hpp"
+
 #include "xfbench/error.hpp"
 #define XFBENCH_USE_NCCL
 #include "xfbench/check_libs.hpp"
@@ -33,29 +35,11 @@ double ReduceTimes::total_ms() const {
   return total;
 }
 
-namespace {
-
-ncclDataType_t nccl_type(kernels::ElemType t) {
-  switch (t) {
-    case kernels::ElemType::f16:
-      return ncclFloat16;
-    case kernels::ElemType::bf16:
-      return ncclBfloat16;
-    case kernels::ElemType::f32:
-      return ncclFloat32;
-    default:
-      XF_THROW(InvalidArgument,
-               std::string("tensor-parallel reduction of ") + kernels::to_string(t) + " values");
-  }
-}
-
-}  // namespace
-
 kernels::TpReduce nccl_tp_reduce(ncclComm_t comm, ReduceTimes* times) {
   return [comm, times](void* data, std::size_t n, kernels::ElemType t, cudaStream_t s) {
     const bool timed = times && times->on();
     if (timed) XF_CUDA_CHECK(cudaEventRecord(times->next(), s));
-    XF_NCCL_CHECK(ncclAllReduce(data, data, n, nccl_type(t), ncclSum, comm, s));
+    XF_NCCL_CHECK(ncclAllReduce(data, data, n, kernels::nccl_type(t), ncclSum, comm, s));
     if (timed) XF_CUDA_CHECK(cudaEventRecord(times->next(), s));
   };
 }

@@ -227,16 +227,8 @@ std::vector<std::int64_t> parse_sizes(const std::vector<std::string>& items, con
 }
 
 Dtype fill_type(kernels::ElemType t) {
-  switch (t) {
-    case kernels::ElemType::f32:
-      return Dtype::fp32;
-    case kernels::ElemType::f16:
-      return Dtype::fp16;
-    case kernels::ElemType::bf16:
-      return Dtype::bf16;
-    case kernels::ElemType::e4m3:
-      return Dtype::fp8;
-  }
+  for (Dtype d : {Dtype::fp32, Dtype::fp16, Dtype::bf16, Dtype::fp8, Dtype::fp64})
+    if (element_of(d) == t) return d;
   return Dtype::fp32;
 }
 

@@ -1,5 +1,6 @@
 #include "train_validate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -48,16 +49,29 @@ double loss_after(const std::vector<float>& losses, int steps) {
   return std::isfinite(sum) ? sum / kFp8LossWindow : std::nan("");
 }
 
-std::string fp8_against_bf16(const std::vector<float>& fp8, const std::vector<float>& bf16) {
+std::string fp8_against_bf16(const std::vector<float>& fp8, const std::vector<float>& bf16,
+                             const std::vector<float>& bf16_again) {
   std::string text, fails;
+  const bool two = !bf16_again.empty();
   for (int n : kFp8Checkpoints) {
-    const double a = loss_after(fp8, n), b = loss_after(bf16, n), rel = a / b - 1;
-    char buf[120];
+    const double a = loss_after(fp8, n), b = loss_after(bf16, n);
+    const double b2 = two ? loss_after(bf16_again, n) : b;
+    const double lo = std::min(b, b2), hi = std::max(b, b2);
+    // Relative to the nearer end of bf16's range (0 inside it; NaN where one cannot compare).
+    const double rel = !std::isfinite(a) || !std::isfinite(b) || !std::isfinite(b2) ? NAN
+                       : a < lo                                                     ? a / lo - 1
+                       : a > hi                                                     ? a / hi - 1
+                                                                                    : 0.0;
+    char ref[48], buf[160];
+    if (two)
+      std::snprintf(ref, sizeof ref, "%.4f/%.4f", b, b2);
+    else
+      std::snprintf(ref, sizeof ref, "%.4f", b);
     if (text.empty())
-      std::snprintf(buf, sizeof buf, "fp8 loss after %d steps %.4f (bf16 %.4f, %+.2f%%)", n, a, b,
+      std::snprintf(buf, sizeof buf, "fp8 loss after %d steps %.4f (bf16 %s, %+.2f%%)", n, a, ref,
                     100 * rel);
     else
-      std::snprintf(buf, sizeof buf, ", after %d %.4f (%.4f, %+.2f%%)", n, a, b, 100 * rel);
+      std::snprintf(buf, sizeof buf, ", after %d %.4f (%s, %+.2f%%)", n, a, ref, 100 * rel);
     text += buf;
     if (!(std::abs(rel) <= kFp8LossTolerance))
       fails += (fails.empty() ? "" : ", ") + std::to_string(n);

@@ -29,17 +29,10 @@ struct NcclCase {
 };
 
 ncclDataType_t nccl_type(Dtype t) {
-  switch (t) {
-    case Dtype::fp32:
-      return ncclFloat32;
-    case Dtype::fp16:
-      return ncclFloat16;
-    case Dtype::bf16:
-      return ncclBfloat16;
-    default:
-      XF_THROW(InvalidArgument,
-               std::string("NCCL cases run fp32, fp16 or bf16, not ") + to_string(t));
-  }
+  if (t != Dtype::fp32 && t != Dtype::fp16 && t != Dtype::bf16)
+    XF_THROW(InvalidArgument,
+             std::string("NCCL cases run fp32, fp16 or bf16, not ") + to_string(t));
+  return kernels::nccl_type(element_of(t));
 }
 
 // Buffers, stream and join event of one local rank.

@@ -71,6 +71,17 @@ TEST(Dtype, NamesRoundTrip) {
   EXPECT_THROW(parse_dtype("fp12"), InvalidArgument);
 }
 
+// The element types that store the dtypes: one size for both, tf32 stored as f32, fp8 as e4m3.
+TEST(Dtype, ElementTypesStoreThem) {
+  for (Dtype t : {Dtype::fp64, Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8})
+    EXPECT_EQ(elem_size(element_of(t)), size_of(t)) << to_string(t);
+  EXPECT_EQ(element_of(Dtype::tf32), ElemType::f32);
+  EXPECT_EQ(element_of(Dtype::fp8), ElemType::e4m3);
+  EXPECT_EQ(elem_size(ElemType::e5m2), 1u);
+  EXPECT_STREQ(to_string(ElemType::bf16), "bf16");
+  EXPECT_STREQ(to_string(ElemType::e5m2), "e5m2");
+}
+
 TEST(Flags, ParseDeclareAndReject) {
   detail::clear_flags();
   detail::set_flag("t_int", "42");

@@ -33,21 +33,7 @@ class GemmGpu : public ::testing::Test {
   }
 };
 
-Dtype dtype_of(k::Precision p) {
-  switch (p) {
-    case k::Precision::fp32:
-      return Dtype::fp32;
-    case k::Precision::tf32:
-      return Dtype::tf32;
-    case k::Precision::fp16:
-      return Dtype::fp16;
-    case k::Precision::bf16:
-      return Dtype::bf16;
-    case k::Precision::fp8:
-      return Dtype::fp8;
-  }
-  return Dtype::fp32;
-}
+using k::dtype_of;
 
 // A device matrix of `count` elements of type `t`, filled uniform in [lo, hi) or poisoned.
 struct Mat {

@@ -55,6 +55,22 @@ TEST(MatmulShapes, Layouts) {
   EXPECT_THROW(mm::parse_layout("nn"), xfbench::InvalidArgument);
 }
 
+// The kernels' precisions beside the SDK's dtypes: names shared both ways; what a layer stores
+// (fp8: bf16 tensors, its products' operands apart); the element the matmul fills.
+TEST(Precision, OneVocabularyWithTheDtypes) {
+  for (Dtype t : {Dtype::fp64, Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+    EXPECT_EQ(k::dtype_of(k::precision_of(t)), t);
+    EXPECT_STREQ(k::to_string(k::precision_of(t)), xfbench::to_string(t));
+    EXPECT_EQ(k::input_type(k::precision_of(t)), xfbench::element_of(t));
+    EXPECT_EQ(mm::fill_type(xfbench::element_of(t)), t == Dtype::tf32 ? Dtype::fp32 : t);
+  }
+  EXPECT_EQ(k::storage_dtype(k::Precision::fp8), Dtype::bf16);
+  EXPECT_EQ(k::storage_type(k::Precision::fp8), xfbench::ElemType::bf16);
+  EXPECT_EQ(k::storage_dtype(k::Precision::tf32), Dtype::tf32);
+  EXPECT_EQ(k::storage_type(k::Precision::tf32), xfbench::ElemType::f32);
+  EXPECT_EQ(k::storage_type(k::Precision::fp16), xfbench::ElemType::f16);
+}
+
 TEST(MatmulCases, NamesAreStableAndParseable) {
   mm::CaseSpec c;
   c.dtype = Dtype::bf16;

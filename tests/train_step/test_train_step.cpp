@@ -371,6 +371,20 @@ TEST(TrainValidate, Fp8LossAfter30And200StepsWithinOnePercentOfBf16) {
     EXPECT_NE(e.message().find("more than 1% from bf16's after 200 steps"), std::string::npos)
         << e.message();
   }
+  // A second bf16 run: within 1% of the range the two span (after 30: 6.0 and 6.5).
+  std::vector<float> again = bf16;
+  for (int i = 25; i < 30; ++i) again[std::size_t(i)] = 6.5f;
+  EXPECT_NO_THROW(train::fp8_against_bf16(with(29, 7.f), bf16, again));  // mean 6.2: inside
+  EXPECT_NO_THROW(train::fp8_against_bf16(bf16, bf16, again));           // its lower end
+  // 7.85 -> mean 6.37 inside; 8.6 -> mean 6.52, +0.31% over 6.5; 8.9 -> 6.58, +1.23%: fails.
+  EXPECT_NO_THROW(train::fp8_against_bf16(with(29, 8.6f), bf16, again));
+  EXPECT_THROW(train::fp8_against_bf16(with(29, 8.9f), bf16, again), ValidationError);
+  EXPECT_THROW(train::fp8_against_bf16(with(29, 3.f), bf16, again), ValidationError);  // mean 5.4
+  EXPECT_NE(train::fp8_against_bf16(with(29, 7.f), bf16, again)
+                .find("fp8 loss after 30 steps 6.2000 (bf16 6.0000/6.5000, +0.00%)"),
+            std::string::npos);
+  std::vector<float> short_again(150, 4.f);  // cannot compare after 200
+  EXPECT_THROW(train::fp8_against_bf16(bf16, bf16, short_again), ValidationError);
 }
 
 // The synthetic language: next-token labels, the words' ids only, at most four successors per

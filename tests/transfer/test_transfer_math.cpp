@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "copy_kernels.hpp"
+#include "kernels/nccl_comm.hpp"
 #include "pattern.hpp"
 #include "test_host.hpp"
 #include "transfer_math.hpp"
@@ -14,6 +15,17 @@
 
 using namespace xfbench;
 using namespace xfbench::transfer;
+
+// One mapping from stored elements to NCCL's types (the NCCL cases, the data-parallel gradient
+// reduction and the tensor-parallel all-reduce all use it); FP8 bytes are not reduced.
+TEST(NcclType, FromTheStoredElement) {
+  using xfbench::ElemType;
+  EXPECT_EQ(xfbench::kernels::nccl_type(ElemType::f32), ncclFloat32);
+  EXPECT_EQ(xfbench::kernels::nccl_type(ElemType::f16), ncclFloat16);
+  EXPECT_EQ(xfbench::kernels::nccl_type(ElemType::bf16), ncclBfloat16);
+  EXPECT_EQ(xfbench::kernels::nccl_type(ElemType::f64), ncclFloat64);
+  EXPECT_THROW(xfbench::kernels::nccl_type(ElemType::e4m3), xfbench::InvalidArgument);
+}
 
 TEST(TransferSizes, ParseAcceptsBinaryUnits) {
   EXPECT_EQ(parse_size("8", "x"), 8u);

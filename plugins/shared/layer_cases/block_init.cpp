@@ -6,10 +6,6 @@
 
 namespace xfbench::block {
 
-Dtype storage_dtype(kernels::Precision p) {  // precisions and dtypes share their names
-  return p == kernels::Precision::fp8 ? Dtype::bf16 : parse_dtype(kernels::to_string(p));
-}
-
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream) {
   const kernels::BlockConfig& c = block.config();
   const Dtype t = storage_dtype(c.precision);

@@ -13,8 +13,8 @@
 namespace xfbench::block {
 
 // How a block of this precision stores its tensors: fp16, bf16 (also fp8: its linears keep their
-// own FP8 copies), or fp32 (as tf32 or fp32).
-Dtype storage_dtype(kernels::Precision p);
+// own FP8 copies), or fp32 (as tf32 or fp32): kernels/precision.hpp.
+using kernels::storage_dtype;
 
 void init_block(kernels::TransformerBlock& block, std::uint64_t seed, cudaStream_t stream);
 
