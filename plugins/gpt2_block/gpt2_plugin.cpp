@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "block_case.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::gpt2 {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "block_case.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::t5 {

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/comm/nccl_comm.hpp"
+#include "kernels/comm/nccl_timer.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/nccl_comm.hpp"
-#include "kernels/nccl_timer.hpp"
 #include "parallel_validate.hpp"
 #include "train_case.hpp"
 #include "train_validate.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model_config.hpp"
+#include "kernels/models/language_model_config.hpp"
 #include "parallel_trainer.hpp"
 #include "xfbench/case.hpp"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "train_case.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/memory.hpp"

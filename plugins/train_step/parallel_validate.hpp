@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model_config.hpp"
+#include "kernels/models/language_model_config.hpp"
 #include "parallel_trainer.hpp"
 
 namespace xfbench::train {

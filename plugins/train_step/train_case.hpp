@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "xfbench/case.hpp"
 #include "xfbench/timer.hpp"
 

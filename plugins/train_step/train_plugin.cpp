@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "block_case.hpp"
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "parallel_case.hpp"
 #include "train_case.hpp"
 #include "xfbench/xfbench.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 
 namespace xfbench::train {
 

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "copy_kernels.hpp"
-#include "kernels/nccl_comm.hpp"
-#include "kernels/nccl_timer.hpp"
+#include "kernels/comm/nccl_comm.hpp"
+#include "kernels/comm/nccl_timer.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "transfer_cases.hpp"
 #include "xfbench/topology.hpp"
 #include "xfbench/xfbench.hpp"

@@ -62,7 +62,7 @@ LLAMA_SHAPES = {"llama-3.2-1b": [(4096, 4)], "llama-3.2-3b": [(4096, 4)], "llama
 LLAMA_ROPE_THETA = 500000.0
 LLAMA_MAX_POSITIONS = 131072  # the published configs' max_position_embeddings
 TRAIN_MODELS = {
-    # name: (layers, hidden, heads, vocab), as xfbench's kernels/language_model_config.cpp
+    # name: (layers, hidden, heads, vocab), as xfbench's kernels/models/language_model_config.cpp
     "bert-base": (12, 768, 12, 30522),
     "bert-large": (24, 1024, 16, 30522),
     "gpt2": (12, 768, 12, 50257),
@@ -70,7 +70,7 @@ TRAIN_MODELS = {
     "gpt2-large": (36, 1280, 20, 50257),
     "gpt2-xl": (48, 1600, 25, 50257),
 }
-# Llama causal LMs for TrainStep, as xfbench's kernels/language_model_config.cpp: name -> (layers,
+# Llama causal LMs for TrainStep, as xfbench's kernels/models/language_model_config.cpp: name -> (layers,
 # tied head); the sizes are LLAMA_MODELS', vocab LLAMA_VOCAB. 3.2-1b and 3.2-3b tie the LM head to
 # the token embedding, 3.1-8b has its own lm_head.
 LLAMA_TRAIN = {"llama-3.2-1b": (16, True), "llama-3.2-3b": (28, True), "llama-3.1-8b": (32, False)}

@@ -10,7 +10,7 @@
 
 #include "block_init.hpp"
 #include "block_validate.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "test_gpu.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"

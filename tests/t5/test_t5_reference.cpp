@@ -1,7 +1,8 @@
-// The float64 T5 block reference (kernels/reference/transformer_block_ref.hpp) checked against
-// itself: every gradient it returns (input, encoder states, weights, norm weights, the relative
-// bias table) equals the central difference of L = <out, dout> at sampled elements, for the encoder
-// and the decoder, ReLU and gated-GELU FFNs. The GPU block is validated against this reference.
+// The float64 T5 block reference (kernels/models/reference/transformer_block_ref.hpp) checked
+// against itself: every gradient it returns (input, encoder states, weights, norm weights, the
+// relative bias table) equals the central difference of L = <out, dout> at sampled elements, for
+// the encoder and the decoder, ReLU and gated-GELU FFNs. The GPU block is validated against this
+// reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reference/transformer_block_ref.hpp"
+#include "kernels/models/reference/transformer_block_ref.hpp"
 
 namespace xfbench::kernels {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "parallel_trainer.hpp"
 #include "parallel_validate.hpp"
 #include "test_gpu.hpp"

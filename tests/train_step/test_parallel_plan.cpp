@@ -7,8 +7,8 @@
 #include <map>
 #include <numeric>
 
-#include "kernels/detail/language_model_layout.hpp"
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
+#include "kernels/models/detail/language_model_layout.hpp"
 #include "parallel_case.hpp"
 #include "parallel_plan.hpp"
 #include "test_host.hpp"

@@ -19,7 +19,7 @@
 
 #include "block_init.hpp"
 #include "block_validate.hpp"
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "parallel_validate.hpp"
 #include "test_gpu.hpp"
 #include "train_case.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/detail/language_model_layout.hpp"
+#include "kernels/models/detail/language_model_layout.hpp"
 #include "parallel_case.hpp"
 #include "parallel_trainer.hpp"
 #include "train_test_util.hpp"

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "kernels/cross_entropy.hpp"
-#include "kernels/detail/language_model_layout.hpp"
+#include "kernels/models/detail/language_model_layout.hpp"
 #include "test_host.hpp"
 #include "train_case.hpp"
 #include "train_test_util.hpp"

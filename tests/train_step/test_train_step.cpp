@@ -11,7 +11,7 @@
 
 #include "kernels/cross_entropy.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "test_gpu.hpp"
 #include "train_case.hpp"
 #include "train_test_util.hpp"

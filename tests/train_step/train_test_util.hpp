@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model_config.hpp"
-#include "kernels/reference/language_model_ref.hpp"
+#include "kernels/models/language_model_config.hpp"
+#include "kernels/models/reference/language_model_ref.hpp"
 #include "train_case.hpp"
 
 namespace xftest {

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/steady_state.hpp"
 

@@ -1,4 +1,4 @@
-// Waiting on NCCL work and on other ranks without hanging (kernels/nccl_comm.hpp): the polling
+// Waiting on NCCL work and on other ranks without hanging (kernels/comm/nccl_comm.hpp): the polling
 // loop's time-out arithmetic on a fake clock, the one-line messages, the flag's range and the
 // single-process error paths (CPU); a wait on a stream that never finishes timing out and aborting
 // the communicator, and the timer's hooks for cases across ranks (GPU, skipped without one).
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/nccl_comm.hpp"
-#include "kernels/nccl_timer.hpp"
+#include "kernels/comm/nccl_comm.hpp"
+#include "kernels/comm/nccl_timer.hpp"
 #include "test_gpu.hpp"
 #include "xfbench/memory.hpp"
 #include "xfbench/timer.hpp"

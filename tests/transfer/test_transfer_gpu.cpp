@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "copy_kernels.hpp"
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "test_host.hpp"
 #include "test_paths.hpp"
 #include "transfer_math.hpp"

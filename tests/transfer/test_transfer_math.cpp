@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "copy_kernels.hpp"
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "pattern.hpp"
 #include "test_host.hpp"
 #include "transfer_math.hpp"

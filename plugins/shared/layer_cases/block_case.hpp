@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/case.hpp"
 #include "xfbench/error.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/dtype.hpp"
 
 namespace xfbench::block {

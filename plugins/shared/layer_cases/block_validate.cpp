@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "block_init.hpp"
-#include "kernels/reference/transformer_block_ref.hpp"
+#include "kernels/models/reference/transformer_block_ref.hpp"
 #include "xfbench/xfbench.hpp"
 
 namespace xfbench::block {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/dtype.hpp"
 
 namespace xfbench::block {
@@ -18,10 +18,10 @@ namespace xfbench::block {
 // Measured on the H100 (BertLayer hidden 256 and 1024): fp16 at most 3e-4 in out, bf16 2.5e-3;
 // gradients lower relative to their limits. The limits leave about 10x margin.
 struct BlockTolerances {
-  double out = 3e-3;      // the block's output (values of order 1)
-  double dx = 1e-2;       // input gradient (two LayerNorm backwards, attention backward)
-  double weights = 1e-2;  // weight gradients (sums over tokens, fp32 accumulation)
-  double vectors = 1e-2;  // bias and LayerNorm parameter gradients
+  double out = 3e-3;       // the block's output (values of order 1)
+  double dx = 1e-2;        // input gradient (two LayerNorm backwards, attention backward)
+  double weights = 1e-2;   // weight gradients (sums over tokens, fp32 accumulation)
+  double vectors = 1e-2;   // bias and LayerNorm parameter gradients
   double part_out = 3e-3;  // a part's output (no residual stream to dilute its errors)
 
   // fp8 (every linear layer's products in FP8, the rest bf16), from the formats: an E4M3 operand

@@ -1,4 +1,4 @@
-#include "kernels/language_model_config.hpp"
+#include "kernels/models/language_model_config.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 // The block's configurations: names, the model factories (BERT, GPT-2, T5, Llama), the checks
 // every backend relies on, tensor-parallel shards and the seeds' FLOP counts.
-#include "kernels/detail/transformer_block_impl.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/detail/transformer_block_impl.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::kernels {
 

@@ -1,4 +1,4 @@
-#include "kernels/reference/transformer_block_ref.hpp"
+#include "kernels/models/reference/transformer_block_ref.hpp"
 
 #include <algorithm>
 #include <atomic>

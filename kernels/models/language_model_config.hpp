@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::kernels {
 
@@ -75,8 +75,8 @@ struct TrainConfig {
   float initial_loss_scale = 65536.f;  // fp16: as torch.amp.GradScaler
   int loss_scale_window = 2000;        // fp16: steps without overflow before the scale doubles
   std::uint64_t seed = 42;             // parameters, data and dropout
-  // Data parallel over `ranks` GPUs (kernels/parallel/parallel_trainer.hpp): the flat buffers'
-  // parameter groups (embeddings, each layer, the head) start at multiples of ranks × 128
+  // Data parallel over `ranks` GPUs (kernels/models/parallel/parallel_trainer.hpp): the flat
+  // buffers' parameter groups (embeddings, each layer, the head) start at multiples of ranks × 128
   // elements, so buckets of whole groups split into equal shards; with `shard_optimizer` (ZeRO-2)
   // the model keeps no AdamW state of its own: the trainer holds each rank's shard of it.
   int ranks = 1;

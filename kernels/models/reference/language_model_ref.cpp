@@ -1,4 +1,4 @@
-#include "kernels/reference/language_model_ref.hpp"
+#include "kernels/models/reference/language_model_ref.hpp"
 
 #include <algorithm>
 #include <cmath>

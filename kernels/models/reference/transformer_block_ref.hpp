@@ -1,15 +1,16 @@
-// Float64 CPU reference of kernels/transformer_block.hpp's TransformerBlock (post- and pre-LN, and
-// the parts of a post-LN block; T5's RMSNorm, bias-free linears, unscaled scores, ReLU or
-// gated-GELU FFN, relative position bias and the decoder's cross-attention; Llama's grouped-query
-// attention, rotary embeddings and SwiGLU), forward and backward, with the same tensor names. Slow: for validation at small shapes. Written as the model reads (no
-// fused kernels), so it checks the block's fusions too.
+// Float64 CPU reference of kernels/models/transformer_block.hpp's TransformerBlock (post- and
+// pre-LN, and the parts of a post-LN block; T5's RMSNorm, bias-free linears, unscaled scores, ReLU
+// or gated-GELU FFN, relative position bias and the decoder's cross-attention; Llama's
+// grouped-query attention, rotary embeddings and SwiGLU), forward and backward, with the same
+// tensor names. Slow: for validation at small shapes. Written as the model reads (no fused
+// kernels), so it checks the block's fusions too.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::kernels::ref {
 

@@ -1,7 +1,7 @@
 // The block's forward and backward passes (post- and pre-norm, T5's cross-attention, FP8 linears),
 // templated on the storage type, and the public forward / tune / backward.
-#include "kernels/detail/transformer_block_impl.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/detail/transformer_block_impl.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::kernels {
 

@@ -1,7 +1,7 @@
 // A training step over several GPUs with NCCL, the seeds' multi-GPU experiments on xfbench's own
 // step: one LanguageModel per GPU (each on its own stream, all the same weights, each its own
 // micro-batches), one process driving all GPUs of a node or one MPI rank per GPU
-// (kernels/nccl_comm.hpp).
+// (kernels/comm/nccl_comm.hpp).
 //
 //   dp     the backward of the last micro-batch records an event as each bucket of gradients is
 //          final (parallel_plan.hpp); a communication stream per GPU waits for it and all-reduces
@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model.hpp"
+#include "kernels/models/language_model.hpp"
 #include "parallel_plan.hpp"
 
 namespace xfbench::train {

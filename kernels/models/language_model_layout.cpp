@@ -1,4 +1,4 @@
-#include "kernels/detail/language_model_layout.hpp"
+#include "kernels/models/detail/language_model_layout.hpp"
 
 #include <algorithm>
 #include <cstdint>

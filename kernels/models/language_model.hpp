@@ -34,7 +34,7 @@
 
 #include "kernels/adamw.hpp"
 #include "kernels/grad_norm.hpp"
-#include "kernels/language_model_config.hpp"
+#include "kernels/models/language_model_config.hpp"
 
 namespace xfbench::kernels {
 
@@ -104,10 +104,10 @@ class LanguageModel {
   std::vector<double> download(const std::string& name, Values which, cudaStream_t stream) const;
   std::size_t parameter_count() const;  // elements of every parameter (padding rows included)
 
-  // For a data- or tensor-parallel trainer (kernels/parallel/parallel_trainer.hpp), one model
-  // per rank (tensor parallel: parameters() and download() give the rank's shards).
-  // The offsets of the flat gradient buffer from which on the gradients are final, in the order
-  // the backward gets there: the LM head's group, each layer's from the last to the first, 0 (the
+  // For a data- or tensor-parallel trainer (kernels/models/parallel/parallel_trainer.hpp), one
+  // model per rank (tensor parallel: parameters() and download() give the rank's shards). The
+  // offsets of the flat gradient buffer from which on the gradients are final, in the order the
+  // backward gets there: the LM head's group, each layer's from the last to the first, 0 (the
   // embeddings and the word table). compute_gradients(stream, ready) calls ready(i) while it
   // enqueues, right after point i is reached in the last micro-batch (with accumulation: every
   // point after the last micro-batch is added); ready may record an event on the stream.

@@ -7,11 +7,11 @@
 #include <type_traits>
 
 #include "kernels/cross_entropy.hpp"
-#include "kernels/detail/language_model_impl.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/embedding.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/models/detail/language_model_impl.hpp"
 
 namespace xfbench::kernels {
 namespace {

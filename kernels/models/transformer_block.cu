@@ -1,9 +1,9 @@
 // The block's construction: its tensors (parameters, gradients, saved activations, scratch,
 // placed or owned), the attention cores, FP8 linears, and the accessors. The passes are in
 // transformer_block_passes.cu, the configurations in transformer_block_config.cpp.
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 
-#include "kernels/detail/transformer_block_impl.hpp"
+#include "kernels/models/detail/transformer_block_impl.hpp"
 
 namespace xfbench::kernels {
 

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "kernels/adamw.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "kernels/grad_norm.hpp"
-#include "kernels/nccl_comm.hpp"
 #include "rank_threads.hpp"
 #include "tensor_parallel.hpp"
 #include "xfbench/memory.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/language_model.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/language_model.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::kernels::detail {
 

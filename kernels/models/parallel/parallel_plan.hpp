@@ -1,7 +1,8 @@
-// How a data-parallel step splits a model's flat gradient buffer (kernels/language_model.hpp):
-// buckets that are reduced while the backward still runs, each made of whole parameter groups
-// (the head, layers, the embeddings) in the order the backward finishes them, and with ZeRO-2
-// every rank's equal part of every bucket. Host arithmetic only (tested without a GPU).
+// How a data-parallel step splits a model's flat gradient buffer
+// (kernels/models/language_model.hpp): buckets that are reduced while the backward still runs, each
+// made of whole parameter groups (the head, layers, the embeddings) in the order the backward
+// finishes them, and with ZeRO-2 every rank's equal part of every bucket. Host arithmetic only
+// (tested without a GPU).
 //
 //   flat buffer   | embeddings | layer 0 | layer 1 | ... | layer L-1 | head |
 //   buckets       ready last <-----------------------------------  ready first

@@ -1,6 +1,7 @@
-// The transformer block's internals shared by its source files (kernels/transformer_block*.cu*):
-// the configuration rules both the checks and the construction read, the dropout sites, and the
-// Impl every pass works on. Not for plugins: they see transformer_block.hpp only.
+// The transformer block's internals shared by its source files
+// (kernels/models/transformer_block*.cu*): the configuration rules both the checks and the
+// construction read, the dropout sites, and the Impl every pass works on. Not for plugins: they see
+// transformer_block.hpp only.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -12,9 +13,9 @@
 #include "kernels/dropout.hpp"
 #include "kernels/fp8_linear.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "kernels/relative_position.hpp"
 #include "kernels/softmax.hpp"
-#include "kernels/transformer_block.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels {

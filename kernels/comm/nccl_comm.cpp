@@ -1,4 +1,4 @@
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 
 #include <cuda_runtime_api.h>
 

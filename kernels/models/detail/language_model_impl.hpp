@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "kernels/adamw.hpp"
-#include "kernels/detail/language_model_layout.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/language_model.hpp"
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/detail/language_model_layout.hpp"
+#include "kernels/models/language_model.hpp"
+#include "kernels/models/transformer_block.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels {

@@ -1,6 +1,6 @@
 #include "tensor_parallel.hpp"
 
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 
 #include "xfbench/error.hpp"
 #define XFBENCH_USE_NCCL

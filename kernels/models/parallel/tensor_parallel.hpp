@@ -1,6 +1,6 @@
 // Tensor parallelism's host side (parallel_trainer.hpp's tp): a tensor-parallel block calls its
-// all-reduce between its own kernels (kernels/transformer_block.hpp, TpReduce), on the rank's own
-// thread (rank_threads.hpp), all ranks making the same NCCL calls in the same order.
+// all-reduce between its own kernels (kernels/models/transformer_block.hpp, TpReduce), on the
+// rank's own thread (rank_threads.hpp), all ranks making the same NCCL calls in the same order.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/transformer_block.hpp"
+#include "kernels/models/transformer_block.hpp"
 
 namespace xfbench::train {
 

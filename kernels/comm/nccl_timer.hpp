@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "kernels/nccl_comm.hpp"
+#include "kernels/comm/nccl_comm.hpp"
 #include "xfbench/timer.hpp"
 
 namespace xfbench::kernels {

@@ -1,5 +1,5 @@
 // Float64 CPU reference of a language model's loss and parameter gradients
-// (kernels/language_model.hpp's model: BERT masked LM or GPT-2 causal LM), written as HF's
+// (kernels/models/language_model.hpp's model: BERT masked LM or GPT-2 causal LM), written as HF's
 // modules read: embeddings, the blocks of transformer_block_ref.hpp, the LM head, the mean
 // cross-entropy over the rows whose target counts. Dropout is taken as off. Slow: for tiny
 // configurations in tests.
@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "kernels/language_model_config.hpp"
-#include "kernels/reference/transformer_block_ref.hpp"
+#include "kernels/models/language_model_config.hpp"
+#include "kernels/models/reference/transformer_block_ref.hpp"
 
 namespace xfbench::kernels::ref {
 

@@ -9,10 +9,10 @@
 #include <type_traits>
 
 #include "kernels/adamw.hpp"
-#include "kernels/detail/language_model_impl.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/models/detail/language_model_impl.hpp"
+#include "kernels/models/reference/language_model_ref.hpp"
 #include "kernels/philox.hpp"
-#include "kernels/reference/language_model_ref.hpp"
 
 namespace xfbench::kernels {
 namespace {
