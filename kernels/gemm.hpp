@@ -169,7 +169,10 @@ class Gemm {
 
   // Times every candidate with CUDA events on these operands (which it overwrites: C, aux,
   // bias_grad) and selects the incumbent or a clearly faster challenger (GemmTuneResult,
-  // choose_by_rounds). Synchronises; call outside timed regions.
+  // choose_by_rounds). Synchronises; call outside timed regions. With XFBENCH_GEMM_LOG=1 in the
+  // environment, prints what it chose to stderr, one line a search: "xfbench gemm search:
+  // <describe()> -> <label()>" (a case's number depends on its products' kernels, and a case
+  // alone may choose other kernels than in a suite).
   GemmTuneResult tune(cudaStream_t stream, const GemmOperands& ops,
                       const GemmTuneOptions& options = {});
 

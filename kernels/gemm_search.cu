@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <map>
@@ -159,6 +161,13 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   }
   impl_->sel = r.best;
   impl_->tuned = true;
+  static const bool log = [] {
+    const char* v = std::getenv("XFBENCH_GEMM_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (log)
+    std::fprintf(stderr, "xfbench gemm search: %s -> %s\n", desc().describe().c_str(),
+                 algo_info().label().c_str());
   return r;
 }
 

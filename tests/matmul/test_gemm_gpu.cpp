@@ -14,6 +14,7 @@
 
 #include "kernels/gemm.hpp"
 #include "matmul_cases.hpp"
+#include "test_host.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/memory.hpp"
@@ -448,6 +449,21 @@ TEST_F(GemmGpu, PlansAreCachedAndRunsCheckTheirArguments) {
 
 // A case that clears the plans (to measure its own memory) keeps the searches done before it:
 // the rebuilt plan starts searched, on the same candidate; an unsearched one stays unsearched.
+// XFBENCH_GEMM_LOG=1: each search says what it chose, one stderr line; nothing without it.
+TEST_F(GemmGpu, SearchesLogTheirChoiceOnRequest) {
+  const std::string args =
+      "--xfbench_suite=all --benchmark_filter='^Matmul/bf16/NN/m:512/n:512/k:512/' "
+      "--benchmark_min_time=0.01";
+  xftest::HostResult r = xftest::run_host(args, "XFBENCH_GEMM_LOG=1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("xfbench gemm search: bf16 NN m=512 n=512 k=512"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(" -> algo="), std::string::npos) << r.err;
+  xftest::HostResult quiet = xftest::run_host(args);
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("xfbench gemm search"), std::string::npos) << quiet.err;
+}
+
 TEST_F(GemmGpu, SearchesOutliveClearedPlans) {
   k::GemmDesc d = desc(k::Precision::bf16, "NN", 512, 768, 256);
   k::GemmOptions wide;
