@@ -77,11 +77,17 @@ def _group(cases, key):
     return groups
 
 
+# Parameters that give a layer its own sizes: then no named model is implied.
+CUSTOM_SIZE = ("hidden", "d_model")
+
+
 def _layer_title(fam, backend, dtype, extra):
     """`GPT2Block gpt2-medium fused fp16`; other shape parameters (model:, hidden:, ...) too, so
-    two models never share a table."""
+    two models never share a table. Custom sizes name no model (`GPT2Block fused fp8 ...
+    hidden:4096 heads:32 inner:16384`)."""
     params = dict(extra)
-    model = params.pop("model", DEFAULT_MODEL.get(fam))
+    custom = any(k in params for k in CUSTOM_SIZE)
+    model = params.pop("model", None if custom else DEFAULT_MODEL.get(fam))
     words = [fam] + ([model] if model else []) + [backend, dtype] + [f"{k}:{v}" for k, v in params.items()]
     return " ".join(words)
 

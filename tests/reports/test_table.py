@@ -1,5 +1,6 @@
-from reports_helpers import fixture, run_cli  # first: puts the repository root on sys.path
+from reports_helpers import ROOT, fixture, run_cli  # first: puts the repository root on sys.path
 import csv
+import os
 import json
 
 import pytest
@@ -99,6 +100,18 @@ def test_gpt2_table_like_the_seeds():
     assert "batch=8" not in flash and "| fwd+bwd seq_len=1024 | 154.0 | 308.0 |" in flash
     assert "### GPT2Block gpt2-large flash fp16 — TFLOPS" in md
     assert "| fwd seq_len=1024 | 200.0 |" in md.split("gpt2-large")[1]
+
+
+def test_custom_sizes_name_no_model():
+    # A committed run: the GPT layer of hidden 4096 in bf16 and fp8 (custom sizes, no model:).
+    path = os.path.join(ROOT, "reports", "results", "h200", "gpt2_block_fp8",
+                        "gpt2_h4096_bf16_fp8_delayed.json")
+    run = loader.load(path, backend_map={})
+    md = "\n".join(to_markdown(t) for t in table.tables_for(run))
+    assert ("### GPT2Block fused fp8 recipe:delayed hidden:4096 heads:32 inner:16384 — TFLOPS"
+            in md), md
+    assert "gpt2-medium" not in md
+    assert "| fwd+bwd seq_len=2048 | 940.0† |" in md
 
 
 def test_gpt2_table_of_the_peer():
