@@ -227,6 +227,12 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
        "--xfbench_train_fp8_recipe='late': expected delayed or current"},
       {"--xfbench_llama_fp8_recipe=best", 2,
        "--xfbench_llama_fp8_recipe='best': expected delayed or current"},
+      {"--xfbench_gpt2_fp8_recipe=best", 2,
+       "--xfbench_gpt2_fp8_recipe='best': expected delayed or current"},
+      {"--xfbench_bert_fp8_recipe=late", 2,
+       "--xfbench_bert_fp8_recipe='late': expected delayed or current"},
+      {"--xfbench_t5_fp8_recipe=early", 2,
+       "--xfbench_t5_fp8_recipe='early': expected delayed or current"},
       {"--xfbench_llama_backends=sdpa", 2, "--xfbench_llama_backends: unknown value 'sdpa'"},
   });
 }
