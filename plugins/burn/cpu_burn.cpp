@@ -134,7 +134,7 @@ void CoreBurn::burn(double start) {
   if (between_windows_) between_windows_();
   for (std::uint64_t w = 0;; ++w) {
     CpuWindow win;
-    win.clock_mhz = probe_clock_mhz();
+    win.clock_mhz = probe_clock_mhz(isa_);
     const double t0 = now(), cpu0 = thread_cpu_seconds();
     double t = t0;
     do {

@@ -235,33 +235,95 @@ void reference_chunk(CpuIsa isa, std::uint64_t steps, float* out) {
   }
 }
 
-double probe_clock_mhz() {
+namespace {
+
+// Seconds of `loops` x 32 dependent integer adds (one a cycle on every x86-64 and AArch64 core).
+// Register operands, not immediates: Intel's Golden Cove cores (Sapphire Rapids) fold chains of
+// add-immediate at rename, several per cycle, which measured 7-9 GHz on an H200 host.
+#if defined(__x86_64__)
+#define XF_ADDS_8                                            \
+  "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t" \
+  "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+#elif defined(__aarch64__)
+#define XF_ADDS_8                                                            \
+  "add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\t" \
+  "add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\t"
+#endif
+#define XF_ADDS_16(x, one) asm volatile(XF_ADDS_8 XF_ADDS_8 : "+r"(x) : "r"(one))
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+#if defined(__x86_64__) || defined(__aarch64__)
+double add_chain_seconds(std::uint64_t loops, std::uint64_t one) {
+  std::uint64_t x = 0;
+  const double t0 = now_seconds();
+  for (std::uint64_t i = 0; i < loops; ++i) {
+    XF_ADDS_16(x, one);
+    XF_ADDS_16(x, one);
+  }
+  return now_seconds() - t0;
+}
+#endif
+
+// The same chain beside 24 independent FMAs of the burn's vector width a loop: the chain still
+// sets the pace (32 cycles against 12 of FMAs on two units, 24 on one), while the FMA units stay
+// busy enough that the core runs at the clock of that vector load (Intel's AVX-512 parts run
+// 512-bit FMAs at a lower clock than scalar code).
+#if defined(__x86_64__)
+// One body for both widths (a template would not inline the target-specific intrinsics).
+#define XF_CHAIN_BESIDE(V, FMA, SET1)                                                            \
+  V x[kAccumulators];                                                                            \
+  for (int k = 0; k < kAccumulators; ++k) x[k] = SET1(start_value(std::size_t(k)));              \
+  const V m = SET1(kMul), a = SET1(kAdd), mb = SET1(kMulBack), ab = SET1(kAddBack);              \
+  std::uint64_t r = 0;                                                                           \
+  const double t0 = now_seconds();                                                               \
+  for (std::uint64_t i = 0; i < loops; ++i) {                                                    \
+    _Pragma("GCC unroll 16") for (int k = 0; k < kAccumulators; ++k) x[k] = FMA(x[k], m, a);     \
+    XF_ADDS_16(r, one);                                                                          \
+    _Pragma("GCC unroll 16") for (int k = 0; k < kAccumulators; ++k) x[k] = FMA(x[k], mb, ab);   \
+    XF_ADDS_16(r, one);                                                                          \
+  }                                                                                              \
+  const double s = now_seconds() - t0;                                                           \
+  float keep[sizeof(V) / sizeof(float)];                                                         \
+  volatile float sink = 0;                                                                       \
+  for (int k = 0; k < kAccumulators; ++k) std::memcpy(keep, &x[k], sizeof keep), sink = keep[0]; \
+  (void)sink;                                                                                    \
+  return s;
+
+__attribute__((target("avx512f"))) double beside_avx512(std::uint64_t loops, std::uint64_t one) {
+  XF_CHAIN_BESIDE(__m512, _mm512_fmadd_ps, _mm512_set1_ps)
+}
+__attribute__((target("avx2,fma"))) double beside_avx2(std::uint64_t loops, std::uint64_t one) {
+  XF_CHAIN_BESIDE(__m256, _mm256_fmadd_ps, _mm256_set1_ps)
+}
+#endif
+
+}  // namespace
+
+double probe_clock_mhz(CpuIsa load) {
 #if defined(__x86_64__) || defined(__aarch64__)
   // The fastest of 8 attempts of ~0.1 ms: an interrupt, or a hypervisor running another guest
   // on this core, slows some; one undisturbed is the clock.
-  // Register operands, not immediates: Intel's Golden Cove cores (Sapphire Rapids) fold chains
-  // of add-immediate at rename, several per cycle, which measured 7-9 GHz on an H200 host.
-  constexpr std::uint64_t kLoops = 1 << 16;  // 4 dependent adds each: ~262k cycles
+  constexpr std::uint64_t kLoops = 1 << 13;  // 32 dependent adds each: ~262k cycles
   double best = std::numeric_limits<double>::infinity();
   std::uint64_t one = 1;
   asm volatile("" : "+r"(one));  // a value the compiler and the renamer cannot know
   for (int attempt = 0; attempt < 8; ++attempt) {
-    std::uint64_t x = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (std::uint64_t i = 0; i < kLoops; ++i) {
 #if defined(__x86_64__)
-      asm volatile("add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0" : "+r"(x) : "r"(one));
+    const double s = load == CpuIsa::avx512f && cpu_has(load)    ? beside_avx512(kLoops, one)
+                     : load == CpuIsa::avx2_fma && cpu_has(load) ? beside_avx2(kLoops, one)
+                                                                 : add_chain_seconds(kLoops, one);
 #else
-      asm volatile("add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1"
-                   : "+r"(x)
-                   : "r"(one));
+    (void)load;
+    const double s = add_chain_seconds(kLoops, one);
 #endif
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, s);
   }
-  return 4.0 * double(kLoops) / best / 1e6;
+  return 32.0 * double(kLoops) / best / 1e6;
 #else
+  (void)load;
   return std::numeric_limits<double>::quiet_NaN();
 #endif
 }

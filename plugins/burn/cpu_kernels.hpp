@@ -41,7 +41,9 @@ void run_chunk(CpuIsa isa, std::uint64_t steps, float* out);
 void reference_chunk(CpuIsa isa, std::uint64_t steps, float* out);
 
 // This core's clock in MHz, from chains of dependent integer adds (one per cycle on every
-// x86-64 and AArch64 core), the fastest of 8 of ~0.1 ms; NaN on other architectures.
-double probe_clock_mhz();
+// x86-64 and AArch64 core), the fastest of 8 of ~0.1 ms; NaN on other architectures. With
+// `load` avx512f or avx2_fma the chain runs beside that ISA's FMAs (the clock under the burn's
+// own vector load: Intel's AVX-512 parts lower it); any other `load`, the chain alone.
+double probe_clock_mhz(CpuIsa load = CpuIsa::generic);
 
 }  // namespace xfbench::burn
