@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 
@@ -38,6 +40,17 @@ std::vector<float> bf16_losses(kernels::TrainConfig c, cudaStream_t stream) {
   return language_losses(bf16, kFp8Steps, stream);
 }
 
+// With XFBENCH_LOSSES=1, the FP8 check's loss curves on stderr, one line each ("losses <case>
+// bf16: 10.98 10.91 ..."): where the two precisions part, which the label's two checkpoints hide.
+void print_losses(const std::string& name, const char* which, const std::vector<float>& losses) {
+  const char* v = std::getenv("XFBENCH_LOSSES");
+  if (!v || std::string(v) != "1") return;
+  std::string line = "losses " + name + " " + which + ":";
+  char buf[32];
+  for (float l : losses) std::snprintf(buf, sizeof buf, " %.4f", l), line += buf;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 void run_case(benchmark::State& state, const Spec& spec) {
   if (!spec.unsupported.empty()) XF_THROW(Unsupported, spec.unsupported);
   const kernels::TrainConfig& c = spec.c;
@@ -62,7 +75,11 @@ void run_case(benchmark::State& state, const Spec& spec) {
     std::string label = "validated: " + validate_training(model, stream);
     if (against_bf16) {
       model.init_parameters(c.seed);
-      label += "; " + fp8_against_bf16(language_losses(model, kFp8Steps, stream), bf16, bf16_again);
+      const std::vector<float> fp8 = language_losses(model, kFp8Steps, stream);
+      print_losses(spec.name, "bf16", bf16);
+      print_losses(spec.name, "bf16_again", bf16_again);
+      print_losses(spec.name, "fp8", fp8);
+      label += "; " + fp8_against_bf16(fp8, bf16, bf16_again);
       model.set_data(step_data(c));
     }
     add_label(state, label);

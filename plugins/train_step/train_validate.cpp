@@ -44,9 +44,11 @@ std::vector<float> language_losses(kernels::LanguageModel& model, int steps, cud
 
 double loss_after(const std::vector<float>& losses, int steps) {
   if (steps < kFp8LossWindow || steps > int(losses.size())) return std::nan("");
-  double sum = 0;
-  for (int i = steps - kFp8LossWindow; i < steps; ++i) sum += losses[std::size_t(i)];
-  return std::isfinite(sum) ? sum / kFp8LossWindow : std::nan("");
+  std::vector<double> window(losses.begin() + (steps - kFp8LossWindow), losses.begin() + steps);
+  for (double l : window)
+    if (!std::isfinite(l)) return std::nan("");
+  std::nth_element(window.begin(), window.begin() + kFp8LossWindow / 2, window.end());
+  return window[kFp8LossWindow / 2];
 }
 
 std::string fp8_against_bf16(const std::vector<float>& fp8, const std::vector<float>& bf16,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2129
-# Session 18, call B (issue 37), main 7c-burn-probe (the clock probe beside the burn's own FMAs):
+# Session 18, call B (issue 37), the build of 940d356 (the clock probe beside the burn's own FMAs):
 # the probe's unit tests (they print the clock alone and beside each vector load), then Burn
 # compare 60 s: bf16 alone, the 16 host cores alone, both together. Files: s18_*.
 set -uo pipefail
