@@ -136,6 +136,7 @@ LanguageModel::~LanguageModel() = default;
 
 const TrainConfig& LanguageModel::config() const { return impl_->c; }
 const MemoryPlan& LanguageModel::memory_plan() const { return impl_->layout.plan; }
+void LanguageModel::set_learning_rate(float lr) { impl_->c.adamw.lr = lr; }
 
 void* LanguageModel::Impl::place(int layer, const std::string& name, TensorRole role,
                                  std::size_t bytes) {

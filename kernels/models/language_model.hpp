@@ -69,6 +69,8 @@ class LanguageModel {
 
   const TrainConfig& config() const;
   const MemoryPlan& memory_plan() const;
+  // AdamW's learning rate from the next step on (a schedule, e.g. a warm-up, set step by step).
+  void set_learning_rate(float lr);
 
   // HF's initialisation: weights and embeddings uniform with the spread of normal(0, 0.02), biases
   // 0, LayerNorm weight 1 and bias 0 (with `random_all` biases and LayerNorm parameters are random

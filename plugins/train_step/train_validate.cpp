@@ -30,16 +30,23 @@ std::string validate_training(kernels::LanguageModel& model, cudaStream_t s,
 
 std::vector<float> language_losses(kernels::LanguageModel& model, int steps, cudaStream_t s) {
   const kernels::TrainConfig& c = model.config();
+  const float lr = c.adamw.lr;
   std::vector<float> losses;
   for (int i = 0; i < steps; ++i) {
     std::vector<kernels::TokenBatch> micro;
     for (int k = 0; k < c.accum; ++k)
       micro.push_back(kernels::language_batch(c, c.seed + std::uint64_t(i) * c.accum + k));
     model.set_data(micro);
+    model.set_learning_rate(fp8_check_lr(lr, i));
     model.step(s);
     losses.push_back(model.loss(s));
   }
+  model.set_learning_rate(lr);
   return losses;
+}
+
+float fp8_check_lr(float lr, int step) {
+  return lr * float(std::min(step + 1, kFp8WarmupSteps)) / float(kFp8WarmupSteps);
 }
 
 double loss_after(const std::vector<float>& losses, int steps) {

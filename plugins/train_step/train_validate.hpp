@@ -44,9 +44,16 @@ std::string validate_training(const std::function<void()>& step,
 constexpr int kFp8Checkpoints[] = {30, 200};
 constexpr int kFp8LossWindow = 5;
 constexpr double kFp8LossTolerance = 0.01;
+// Both train with the learning rate warmed up linearly over the first kFp8WarmupSteps steps, as
+// a real run starts: at the full rate from step 1, gpt2-medium's loss spikes (7.8 -> 12 -> 7.5,
+// steps 13-26), and a spike one step later leaves a run one step behind, 2% of loss at step 30.
+constexpr int kFp8WarmupSteps = 30;
+// The learning rate of step `step` (0-based) of that schedule, `lr` the configured rate.
+float fp8_check_lr(float lr, int step);
 
-// The model's losses over `steps` steps, step k on language_batch()es drawn from (seed, k); leaves
-// those data set (set the timed data again after it). Synchronises after each step.
+// The model's losses over `steps` steps, step k on language_batch()es drawn from (seed, k) at the
+// learning rate fp8_check_lr(k); leaves those data set and the configured rate (set the timed
+// data again after it). Synchronises after each step.
 std::vector<float> language_losses(kernels::LanguageModel& model, int steps, cudaStream_t s);
 // The loss after `steps` steps: the median of the kFp8LossWindow losses ending at step `steps`
 // (NaN when there are fewer, or one is not finite).

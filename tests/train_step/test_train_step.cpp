@@ -396,6 +396,14 @@ TEST(TrainValidate, Fp8LossAfter30And200StepsWithinOnePercentOfBf16) {
   EXPECT_THROW(train::fp8_against_bf16(bf16, bf16, short_again), ValidationError);
 }
 
+// The FP8 check's warm-up: linear to the configured rate over kFp8WarmupSteps steps, then flat.
+TEST(TrainValidate, Fp8CheckWarmsTheLearningRateUp) {
+  EXPECT_FLOAT_EQ(train::fp8_check_lr(3e-4f, 0), 3e-4f / train::kFp8WarmupSteps);
+  EXPECT_FLOAT_EQ(train::fp8_check_lr(3e-4f, 14), 3e-4f * 15 / train::kFp8WarmupSteps);
+  EXPECT_FLOAT_EQ(train::fp8_check_lr(3e-4f, train::kFp8WarmupSteps - 1), 3e-4f);
+  EXPECT_FLOAT_EQ(train::fp8_check_lr(3e-4f, 199), 3e-4f);
+}
+
 // The synthetic language: next-token labels, the words' ids only, at most four successors per
 // word, and the next token's conditional entropy measured on 262,144 tokens (the plug-in estimate,
 // ~256 transitions per word: biased low by ~0.006) equal to the entropy the loss can fall to.

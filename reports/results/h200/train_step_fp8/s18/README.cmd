@@ -14,3 +14,10 @@
 #   0.1 fp8 6.758 inside bf16's 6.718-6.830; current dropout 0 fp8 6.204 vs 6.186-6.201 (+0.05%);
 #   after 200 steps +0.16% both. Recomputed from the curves with:
 #   python3 - < the snippet in the session note (median of losses[25:30] and [195:200]).
+#   call D (.carry/s18d.sh, build fe3b48d: the median): recipe delayed, dropout 0.1 VALIDATED
+#     (callD_gpt2_delayed.json, 179.9 samples/s), dropout 0 FAILS after 30 +2.42% (callD_losses.log:
+#     fp8's spike came at step 20, bf16's at 19: fp8 one step behind from there, 2% of loss).
+#   call E (.carry/s18e.sh, + the learning rate warmed up over 30 steps): test_train_step 17/17 on
+#     the GPU (callE_test_train_step.log); dropout 0: no spike in any run, fp8 within +-1.6% of bf16
+#     per step in the steep part, after 30 +1.02% (FAILS by 0.02%), after 200 +0.01%; dropout 0.1
+#     VALIDATED, after 30 inside bf16's range (-0.34% at step 30), spikes at step 34 (bf16) / 31 (fp8).
