@@ -38,7 +38,9 @@ struct Fp8LinearOptions {
   ElemType weight_grad = ElemType::bf16;  // dW's storage: bf16 or f32
   bool backward = true;                   // false: forward only (no gradient copies)
   // The step's copies, placed by the caller (16-byte aligned; each nullptr: the layer allocates
-  // it): x and xᵀ of tokens·in bytes, dy and dyᵀ of tokens·out bytes (backward only).
+  // it): x and xᵀ of tokens·in bytes, dy and dyᵀ of tokens·out bytes (backward only), at least.
+  // x and xᵀ may be one buffer where no forward runs while a backward_weight does, and several
+  // layers may share them, each cast_grad waiting for the last reader of the one before.
   struct Scratch {
     void *x = nullptr, *xt = nullptr, *dy = nullptr, *dyt = nullptr;
   } scratch;

@@ -220,32 +220,46 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
 }
 
 // One Fp8Linear per weight of this part: [out, in] as nn.Linear stores it. The step's FP8 copies of
-// its input and gradient are block scratch ("fp8.<weight>.x", ...: a model shares them between
-// layers); the weight's copies are the layer's own.
+// the inputs and gradients are block scratch (a model shares them between layers), and one set
+// serves all of a block's linears: x's copy (the forward's, on the main stream) is also xᵀ's (the
+// weight gradient's recast, on the side stream: no forward runs during a backward, which joins
+// its side stream before it returns); dy's copies are written on the main stream just before
+// their products, after a join (linear_grad), so the side stream's last reader of dyᵀ is done.
+// T5's cross-attention casts the gradients of wkv_cross and wq_cross before either weight
+// gradient runs: wq_cross has a second dy slot. The weights' copies are each layer's own.
 void TransformerBlock::Impl::make_fp8_linears(bool train) {
   const int T = c.tokens(), H = c.hidden, A = c.attention_width(), I = c.intermediate;
   const int U = c.gated_ffn ? 2 * I : I;
   const std::vector<std::pair<const char*, std::pair<int, int>>> shapes = {
       {"wqkv", {H, c.qkv_width()}}, {"wo", {A, H}}, {"wq_cross", {H, A}}, {"wkv_cross", {H, 2 * A}},
       {"wo_cross", {A, H}},         {"wi", {H, U}}, {"wout", {I, H}}};
+  auto second_slot = [](const char* w) { return std::string(w) == "wq_cross"; };
   std::vector<Fp8Format> formats;
-  for (const auto& sh : shapes)
-    if (t(sh.first))
+  std::size_t in_max = 0, out_max[2] = {0, 0};
+  for (const auto& [w, io] : shapes)
+    if (t(w)) {
       for (Fp8Format f : fp8_linear_formats()) formats.push_back(f);
+      in_max = std::max(in_max, std::size_t(T) * io.first);
+      std::size_t& out = out_max[second_slot(w) ? 1 : 0];
+      out = std::max(out, std::size_t(T) * io.second);
+    }
   fp8_scales = std::make_unique<Fp8Scales>(formats, c.fp8);
+  void* x = alloc("fp8.x", in_max, 1, TensorRole::scratch);
+  void *dy[2] = {nullptr, nullptr}, *dyt[2] = {nullptr, nullptr};
+  for (int k = 0; k < 2 && train; ++k)
+    if (out_max[k]) {
+      const std::string n = k ? "fp8.dy1" : "fp8.dy";
+      dy[k] = alloc(n, out_max[k], 1, TensorRole::scratch);
+      dyt[k] = alloc(n + "t", out_max[k], 1, TensorRole::scratch);
+    }
   int next = 0;
   for (const auto& [w, io] : shapes)
     if (t(w)) {
-      const std::string n = std::string("fp8.") + w + ".";
-      const std::size_t in = std::size_t(T) * io.first, out = std::size_t(T) * io.second;
+      const int k = second_slot(w) ? 1 : 0;
       Fp8LinearOptions o;
       o.backward = train;
-      o.scratch.x = alloc(n + "x", in, 1, TensorRole::scratch);
-      if (train) {
-        o.scratch.xt = alloc(n + "xt", in, 1, TensorRole::scratch);
-        o.scratch.dy = alloc(n + "dy", out, 1, TensorRole::scratch);
-        o.scratch.dyt = alloc(n + "dyt", out, 1, TensorRole::scratch);
-      }
+      o.scratch.x = x;
+      if (train) o.scratch.xt = x, o.scratch.dy = dy[k], o.scratch.dyt = dyt[k];
       fp8[w] = std::make_unique<Fp8Linear>(T, io.first, io.second, *fp8_scales, next, o);
       next += 3;
       bytes += fp8[w]->device_bytes(), owned_bytes += fp8[w]->device_bytes();

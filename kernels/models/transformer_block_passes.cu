@@ -75,9 +75,14 @@ void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const ch
   if (Fp8Linear* f = m.fp8_of(w)) return f->forward(s, bf(x), bf(y), bf(bias));
   m.run(g, s, ops(x, m.t(w), y, bias));
 }
-// fp8: dy's scaled copies, before either backward product (which may run on two streams).
+// fp8: dy's scaled copies, before either backward product (which may run on two streams); the
+// copies are the block's one set (make_fp8_linears): the side stream's weight gradients that read
+// them last must be done first.
 void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy) {
-  if (Fp8Linear* f = m.fp8_of(w)) f->cast_grad(s, bf(dy));
+  if (Fp8Linear* f = m.fp8_of(w)) {
+    m.join(s);
+    f->cast_grad(s, bf(dy));
+  }
 }
 // beta != 0 in fp8: dx = dy·W + beta·c_in (cuBLASLt's FP8 products cannot add to dx in place).
 void linear_data_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
