@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/gemm.hpp"
+#include "xfbench/convert.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels {
@@ -16,23 +17,11 @@ namespace {
 
 template <class T>
 __device__ __forceinline__ double widen(T v) {
-  return double(v);
+  return double(to_float(v));
 }
 template <>
-__device__ __forceinline__ double widen<__half>(__half v) {
-  return double(__half2float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_bfloat16>(__nv_bfloat16 v) {
-  return double(__bfloat162float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
-  return double(float(v));
-}
-template <>
-__device__ __forceinline__ double widen<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
-  return double(float(v));
+__device__ __forceinline__ double widen<double>(double v) {
+  return v;
 }
 
 struct RefArgs {

@@ -7,12 +7,6 @@
 
 namespace xfbench::kernels::detail {
 
-__device__ __forceinline__ float to_float(float x) { return x; }
-template <>
-__device__ __forceinline__ float from_float<float>(float x) {
-  return x;
-}
-
 template <class T>
 constexpr int kPack = 16 / sizeof(T);  // elements per 16-byte pack
 

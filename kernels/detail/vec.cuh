@@ -10,24 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "xfbench/convert.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels::detail {
 
 constexpr int kVec = 8;  // elements per 16-byte vector (fp16 / bf16)
 
-__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T>
-__device__ __forceinline__ T from_float(float x);
-template <>
-__device__ __forceinline__ __half from_float<__half>(float x) {
-  return __float2half_rn(x);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
+// The SDK's one set of element conversions (xfbench/convert.hpp).
+using xfbench::from_float;
+using xfbench::to_float;
 
 // Loads 8 consecutive elements (16-byte aligned) as floats.
 template <class T>

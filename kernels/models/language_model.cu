@@ -13,6 +13,7 @@
 #include "kernels/models/detail/language_model_impl.hpp"
 #include "kernels/models/reference/language_model_ref.hpp"
 #include "kernels/philox.hpp"
+#include "xfbench/memory.hpp"
 
 namespace xfbench::kernels {
 namespace {
@@ -46,19 +47,6 @@ void fill_uniform(T* p, std::size_t n, std::uint64_t seed, float lo, float hi, c
   const int blocks = int(std::min<std::size_t>((n + 255) / 256, 4096));
   fill_uniform_kernel<T><<<blocks, 256, 0, s>>>(p, n, seed, lo, hi, shard);
   XF_CUDA_CHECK_LAUNCH();
-}
-
-double widen(__half x) { return __half2float(x); }
-double widen(__nv_bfloat16 x) { return __bfloat162float(x); }
-double widen(float x) { return x; }
-
-template <class T>
-std::vector<double> read_back(const void* p, std::size_t n) {
-  std::vector<T> raw(n);
-  XF_CUDA_CHECK(cudaMemcpy(raw.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  std::vector<double> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = widen(raw[i]);
-  return out;
 }
 
 std::string gb(std::size_t bytes) {
@@ -273,14 +261,12 @@ std::vector<double> LanguageModel::download(const std::string& name, Values whic
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
   if (which == Values::master && m.c.shard_optimizer && !m.weights_are_master())
     XF_THROW(InvalidArgument, "language model: the master weights are sharded (ZeRO-2)");
-  if (which == Values::master) return read_back<float>(m.master_weights() + p.offset, p.used);
+  if (which == Values::master)
+    return download_as_double(m.master_weights() + p.offset, p.used, ElemType::f32, s);
   const void* src = which == Values::weights
                         ? m.param(name)
                         : static_cast<const char*>(m.final_grads()) + p.offset * m.elem();
-  std::vector<double> out;
-  with_storage_type(m.c.precision, [&](auto* tag) {
-    out = read_back<std::remove_pointer_t<decltype(tag)>>(src, p.used);
-  });
+  std::vector<double> out = download_as_double(src, p.used, storage_type(m.c.precision), s);
   if (which == Values::gradients) {
     const float scale = scalars(s).loss_scale;
     for (double& v : out) v /= scale;

@@ -1,5 +1,3 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstring>
@@ -7,6 +5,7 @@
 #include <vector>
 
 #include "copy_kernels.hpp"
+#include "xfbench/convert.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/memory.hpp"
 
@@ -92,23 +91,10 @@ __global__ void check_pattern_kernel(const std::uint32_t* p, std::size_t words, 
 }
 
 template <class T>
-__device__ T from_int(int v) {
-  return T(float(v));
-}
-template <>
-__device__ __half from_int<__half>(int v) {
-  return __int2half_rn(v);
-}
-template <>
-__device__ __nv_bfloat16 from_int<__nv_bfloat16>(int v) {
-  return __float2bfloat16_rn(float(v));
-}
-
-template <class T>
 __global__ void fill_inputs_kernel(T* buf, std::size_t count, int rank) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   for (std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < count; j += stride)
-    buf[j] = from_int<T>(input_value(rank, j));
+    buf[j] = from_float<T>(float(input_value(rank, j)));
 }
 
 template <class T>

@@ -1,10 +1,9 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <cstring>
 
 #include "vector_kernels.hpp"
+#include "xfbench/convert.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::vector {
@@ -16,23 +15,6 @@ constexpr int kThreads = 1024;
 constexpr int kUnroll = 1;
 constexpr int kReduceBlocks = 1024;
 constexpr int kSumUnroll = 4;  // the sum keeps several loads in flight inside its grid-stride loop
-
-template <class T>
-__device__ __forceinline__ float to_f(T v) {
-  return static_cast<float>(v);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 // 16 bytes of T, loaded and stored as one uint4 and streamed (no reuse, so evict first).
 template <class T>
@@ -77,7 +59,7 @@ __device__ __forceinline__ void store(Vec<T>* p, const Vec<T>& v) {
 struct ScaleF {
   template <class T>
   __device__ T operator()(T a) const {
-    return from_f<T>(to_f(a) * kScale);
+    return from_float<T>(to_float(a) * kScale);
   }
 };
 struct CopyF {
@@ -136,7 +118,7 @@ __global__ void __launch_bounds__(kThreads)
     if (i < nvec) {
 #pragma unroll
       for (int k = 0; k < Vec<T>::kN; ++k)
-        rb[u].v[k] = from_f<T>(to_f(rb[u].v[k]) + kScale * to_f(rc[u].v[k]));
+        rb[u].v[k] = from_float<T>(to_float(rb[u].v[k]) + kScale * to_float(rc[u].v[k]));
       store(y + i, rb[u]);
     }
   }
@@ -147,7 +129,7 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(Vec<T>* y, std::size_t n
   std::size_t base = std::size_t(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
   Vec<T> v;
 #pragma unroll
-  for (int k = 0; k < Vec<T>::kN; ++k) v.v[k] = from_f<T>(kFill);
+  for (int k = 0; k < Vec<T>::kN; ++k) v.v[k] = from_float<T>(kFill);
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) {
     std::size_t i = base + std::size_t(u) * kThreads;
@@ -163,16 +145,16 @@ __global__ void tail_kernel(Op op, const T* a, const T* b, const T* c, T* y, std
   if (i >= n) return;
   switch (op) {
     case Op::scale:
-      y[i] = from_f<T>(to_f(a[i]) * kScale);
+      y[i] = from_float<T>(to_float(a[i]) * kScale);
       break;
     case Op::copy:
       y[i] = a[i];
       break;
     case Op::triad:
-      y[i] = from_f<T>(to_f(b[i]) + kScale * to_f(c[i]));
+      y[i] = from_float<T>(to_float(b[i]) + kScale * to_float(c[i]));
       break;
     case Op::write:
-      y[i] = from_f<T>(kFill);
+      y[i] = from_float<T>(kFill);
       break;
     case Op::read:
       break;
@@ -211,7 +193,7 @@ __global__ void __launch_bounds__(kThreads)
       std::size_t i = base + std::size_t(u) * kThreads;
       if (i < nvec) {
 #pragma unroll
-        for (int k = 0; k < Vec<T>::kN; ++k) acc[u] += to_f(r[u].v[k]);
+        for (int k = 0; k < Vec<T>::kN; ++k) acc[u] += to_float(r[u].v[k]);
       }
     }
   }
@@ -219,7 +201,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int u = 0; u < kSumUnroll; ++u) v += acc[u];
   if (blockIdx.x == 0) {
-    for (std::size_t i = nvec * Vec<T>::kN + threadIdx.x; i < n; i += kThreads) v += to_f(tail[i]);
+    for (std::size_t i = nvec * Vec<T>::kN + threadIdx.x; i < n; i += kThreads)
+      v += to_float(tail[i]);
   }
   v = block_sum(v);
   if (threadIdx.x == 0) partials[blockIdx.x] = v;
@@ -280,7 +263,7 @@ void launch_typed(Op op, const Operands& x, std::size_t n, cudaStream_t s) {
 
 template <class T>
 __device__ double to_d(T v) {
-  return double(to_f(v));
+  return double(to_float(v));
 }
 
 // Unit roundoff of T, doubled for margin: the result is rounded once from float.

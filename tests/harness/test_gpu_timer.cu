@@ -137,3 +137,30 @@ TEST_F(GpuTimer, RandomFillIsUniformAndNeverZeroFilled) {
   EXPECT_NEAR(sum / host.size(), 0.0, 0.01);
   EXPECT_LT(zeros, 4u);
 }
+
+// Every storage type filled on the GPU and read back as doubles: in [lo, hi], spread over it, and
+// f32 exactly the bytes a plain copy gives (download_as_double widens without rounding).
+TEST_F(GpuTimer, EveryStorageTypeFillsAndDownloadsAsDouble) {
+  const std::size_t n = 1 << 16;
+  for (xfbench::Dtype t : {xfbench::Dtype::fp64, xfbench::Dtype::fp32, xfbench::Dtype::fp16,
+                           xfbench::Dtype::bf16, xfbench::Dtype::fp8}) {
+    SCOPED_TRACE(xfbench::to_string(t));
+    xfbench::DeviceBuffer<unsigned char> buf(n * xfbench::size_of(t));
+    xfbench::fill_uniform(buf.data(), n, t, 11, 0.5, 2.0, nullptr);
+    const std::vector<double> v =
+        xfbench::download_as_double(buf.data(), n, xfbench::element_of(t), nullptr);
+    ASSERT_EQ(v.size(), n);
+    double sum = 0;
+    for (double x : v) {
+      ASSERT_GE(x, 0.5);
+      ASSERT_LE(x, 2.0);  // 16- and 8-bit types may round up to hi
+      sum += x;
+    }
+    EXPECT_NEAR(sum / double(n), 1.25, 0.02);
+    if (t == xfbench::Dtype::fp32) {
+      std::vector<float> raw(n);
+      ASSERT_EQ(cudaMemcpy(raw.data(), buf.data(), n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(v[i], double(raw[i]));
+    }
+  }
+}

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
+#include "xfbench/convert.hpp"
 #include "xfbench/counters.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/dtype.hpp"
@@ -80,6 +83,23 @@ TEST(Dtype, ElementTypesStoreThem) {
   EXPECT_EQ(elem_size(ElemType::e5m2), 1u);
   EXPECT_STREQ(to_string(ElemType::bf16), "bf16");
   EXPECT_STREQ(to_string(ElemType::e5m2), "e5m2");
+}
+
+// The one set of conversions, on the host: round to nearest even at each type's half-way points,
+// exact widening back, double to a 16-bit type rounding once.
+TEST(Convert, RoundToNearestEvenAndWidenExactly) {
+  EXPECT_EQ(to_float(from_float<__half>(1.0f + 0x1p-11f)), 1.0f);  // half-way: to even (1)
+  EXPECT_EQ(to_float(from_float<__half>(1.0f + 3 * 0x1p-11f)), 1.0f + 0x1p-9f);  // to even
+  EXPECT_EQ(to_float(from_float<__nv_bfloat16>(1.0f + 0x1p-8f)), 1.0f);
+  EXPECT_EQ(to_float(from_float<__nv_bfloat16>(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);
+  EXPECT_EQ(to_float(from_float<float>(0.1f)), 0.1f);
+  EXPECT_EQ(to_float(__nv_fp8_e4m3(448.0f)), 448.0f);
+  EXPECT_EQ(to_float(__nv_fp8_e5m2(57344.0f)), 57344.0f);
+  // 1 + 2^-11 + 2^-40 in double is just above half-way: once-rounded it goes up; through fp32
+  // (which drops the 2^-40) it would land on the tie and go down to 1.
+  EXPECT_EQ(to_float(from_double<__half>(1.0 + 0x1p-11 + 0x1p-40)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(to_float(from_double<__nv_bfloat16>(1.0 + 0x1p-8 + 0x1p-40)), 1.0f + 0x1p-7f);
+  EXPECT_EQ(from_double<double>(0.1), 0.1);
 }
 
 TEST(Flags, ParseDeclareAndReject) {

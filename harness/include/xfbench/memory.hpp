@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "xfbench/dtype.hpp"
 #include "xfbench/error.hpp"
@@ -124,6 +125,11 @@ class Event {
 // __nv_fp8_e4m3 and the integer types via the Dtype-tagged overload.
 void fill_uniform(void* data, std::size_t count, Dtype type, std::uint64_t seed, double lo,
                   double hi, cudaStream_t stream);
+
+// `count` elements stored as `type` at device address `data`, read back as doubles (exactly:
+// every storage type widens without rounding); waits for `stream` first.
+std::vector<double> download_as_double(const void* data, std::size_t count, ElemType type,
+                                       cudaStream_t stream);
 template <class T>
 void fill_uniform(const DeviceBuffer<T>& buf, Dtype type, std::uint64_t seed, double lo, double hi,
                   cudaStream_t stream) {

@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "xfbench/convert.hpp"
 #include "xfbench/memory.hpp"
 
 namespace xfbench {
@@ -18,27 +19,10 @@ __device__ __forceinline__ double uniform01(std::uint64_t seed, std::uint64_t i)
 }
 
 template <class T>
-__device__ __forceinline__ T convert(double v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __forceinline__ __half convert<__half>(double v) {
-  return __double2half(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 convert<__nv_bfloat16>(double v) {
-  return __double2bfloat16(v);
-}
-template <>
-__device__ __forceinline__ __nv_fp8_e4m3 convert<__nv_fp8_e4m3>(double v) {
-  return __nv_fp8_e4m3(static_cast<float>(v));
-}
-
-template <class T>
 __global__ void fill_kernel(T* out, std::size_t n, std::uint64_t seed, double lo, double span) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    out[i] = convert<T>(lo + span * uniform01(seed, i));
+    out[i] = from_double<T>(lo + span * uniform01(seed, i));
   }
 }
 

@@ -1,5 +1,9 @@
 #include "xfbench/memory.hpp"
 
+#include <cstring>
+
+#include "xfbench/convert.hpp"
+
 #include <atomic>
 #include <cstdio>
 
@@ -63,6 +67,46 @@ float Event::elapsed_ms_since(const Event& start) const {
   float ms = 0;
   XF_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
   return ms;
+}
+
+namespace {
+template <class T>
+void widen_all(std::vector<double>& out, const std::vector<unsigned char>& raw) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    T v;
+    std::memcpy(&v, &raw[i * sizeof(T)], sizeof(T));
+    out[i] = double(to_float(v));
+  }
+}
+}  // namespace
+
+std::vector<double> download_as_double(const void* data, std::size_t count, ElemType type,
+                                       cudaStream_t stream) {
+  std::vector<unsigned char> raw(count * elem_size(type));
+  XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (count) XF_CUDA_CHECK(cudaMemcpy(raw.data(), data, raw.size(), cudaMemcpyDeviceToHost));
+  std::vector<double> out(count);
+  switch (type) {
+    case ElemType::f64:
+      std::memcpy(out.data(), raw.data(), raw.size());
+      break;
+    case ElemType::f32:
+      widen_all<float>(out, raw);
+      break;
+    case ElemType::f16:
+      widen_all<__half>(out, raw);
+      break;
+    case ElemType::bf16:
+      widen_all<__nv_bfloat16>(out, raw);
+      break;
+    case ElemType::e4m3:
+      widen_all<__nv_fp8_e4m3>(out, raw);
+      break;
+    case ElemType::e5m2:
+      widen_all<__nv_fp8_e5m2>(out, raw);
+      break;
+  }
+  return out;
 }
 
 }  // namespace xfbench

@@ -1,8 +1,5 @@
 #include "block_validate.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -22,27 +19,7 @@ using kernels::TransformerBlock;
 
 std::vector<double> download(const TransformerBlock& block, const std::string& name, Dtype t,
                              cudaStream_t s) {
-  const std::size_t n = block.elements(name), es = size_of(t);
-  std::vector<unsigned char> raw(n * es);
-  XF_CUDA_CHECK(cudaMemcpyAsync(raw.data(), block.tensor(name), n * es, cudaMemcpyDeviceToHost, s));
-  XF_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<double> out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (es == 4) {  // fp32, tf32
-      float f;
-      std::memcpy(&f, &raw[i * 4], 4);
-      out[i] = f;
-    } else if (t == Dtype::fp16) {
-      __half h;
-      std::memcpy(&h, &raw[i * 2], 2);
-      out[i] = __half2float(h);
-    } else {
-      __nv_bfloat16 b;
-      std::memcpy(&b, &raw[i * 2], 2);
-      out[i] = __bfloat162float(b);
-    }
-  }
-  return out;
+  return download_as_double(block.tensor(name), block.elements(name), element_of(t), s);
 }
 
 namespace {
