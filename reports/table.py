@@ -198,8 +198,7 @@ def _parallelism(c):
     """(sort key, row label) of a TrainStep case: `1 GPU`, or `dp gpus:2 p2p:on`, `tp:2 ...`."""
     if "gpus" not in c.params:
         return (0, "", 0, ""), "1 GPU"
-    mode = f"tp:{c.params['tp']}" if "tp" in c.params else (c.variants[3] if len(c.variants) > 3
-                                                             else "?")
+    mode = f"tp:{c.axes['tp']}" if "tp" in c.axes else c.axes.get("parallel", "?")
     p2p = c.params.get("p2p", "")
     order = {"dp": 1, "zero2": 2}.get(mode, 3)
     return ((1, p2p != "on", p2p, order, _key(c.params["gpus"]), mode),

@@ -8,6 +8,7 @@
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/names.hpp"
 
 namespace xfbench::burn {
 namespace {
@@ -144,17 +145,19 @@ BurnShape burn_shape(Dtype t) {
 
 double reference_tolerance(Dtype t) { return dtype_burn(t).tolerance; }
 
-namespace {
-std::string mem_tag(double mem_pct) { return mem_pct > 0 ? "/mem:" + number(mem_pct) : ""; }
-}  // namespace
-
 std::string burn_case_name(Dtype t, double seconds, bool with_cpu, double mem_pct) {
-  return std::string("Burn/") + to_string(t) + "/seconds:" + number(seconds) +
-         (with_cpu ? "/cpu:on" : "") + mem_tag(mem_pct);
+  CaseName n("Burn");
+  n.add(to_string(t)).add("seconds", number(seconds));
+  if (with_cpu) n.add("cpu", "on");
+  if (mem_pct > 0) n.add("mem", number(mem_pct));
+  return n.str();
 }
 
 std::string cpu_burn_case_name(double seconds, double mem_pct) {
-  return "Burn/cpu/seconds:" + number(seconds) + mem_tag(mem_pct);
+  CaseName n("Burn");
+  n.add("cpu").add("seconds", number(seconds));
+  if (mem_pct > 0) n.add("mem", number(mem_pct));
+  return n.str();
 }
 
 std::vector<CpuFault> parse_cpu_faults(const std::string& text) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "xfbench/error.hpp"
+#include "xfbench/names.hpp"
 
 namespace xfbench::matmul {
 namespace {
@@ -26,11 +27,9 @@ std::int64_t parse_dim(const std::string& text, const std::string& item) {
   return v;
 }
 
-std::string dims(const Shape& s) {
-  std::string out;
-  if (s.batch != 1) out += "batch:" + std::to_string(s.batch) + "/";
-  return out + "m:" + std::to_string(s.m) + "/n:" + std::to_string(s.n) +
-         "/k:" + std::to_string(s.k);
+CaseName& add_dims(CaseName& name, const Shape& s) {
+  if (s.batch != 1) name.add("batch", s.batch);
+  return name.add("m", s.m).add("n", s.n).add("k", s.k);
 }
 
 const std::int64_t kSquares[] = {128, 512, 2048, 4096, 8192, 16384};
@@ -87,11 +86,11 @@ Layout parse_layout(const std::string& name) {
 }
 
 std::string CaseSpec::name() const {
-  std::string s = "Matmul/";
-  if (sweep) s += "sweep/";
-  s += std::string(to_string(dtype)) + "/" + layout.name() + "/";
-  if (!model.empty()) s += "model:" + model + "/gemm:" + gemm + "/";
-  return s + dims(shape);
+  CaseName n("Matmul");
+  if (sweep) n.add("sweep");
+  n.add(to_string(dtype)).add(layout.name());
+  if (!model.empty()) n.add("model", model).add("gemm", gemm);
+  return add_dims(n, shape).str();
 }
 
 Layout default_layout(Dtype dtype) { return dtype == Dtype::fp8 ? Layout{false, true} : Layout{}; }

@@ -99,10 +99,13 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
 
 std::string parallel_case_name(const kernels::TrainConfig& c, const std::string& model_tag,
                                Parallelism mode, int gpus, bool p2p) {
-  const std::string parallelism =  // tp: its size, the GPU count (tp with dp is not implemented)
-      mode == Parallelism::tp ? "tp:" + std::to_string(gpus) : to_string(mode);
-  return case_name(c, model_tag) + "/" + parallelism + "/gpus:" + std::to_string(gpus) +
-         "/p2p:" + (p2p ? "on" : "off");
+  CaseName n("TrainStep");
+  n.add_segments(case_name(c, model_tag).substr(std::string("TrainStep").size()));
+  if (mode == Parallelism::tp)  // its size, the GPU count (tp with dp is not implemented)
+    n.add("tp", gpus);
+  else
+    n.add(to_string(mode));
+  return n.add("gpus", gpus).add("p2p", p2p ? "on" : "off").str();
 }
 
 ParallelFlags parallel_flags(bool search) {

@@ -117,14 +117,16 @@ double recorded_samples_per_second(const std::string& name) {
 }
 
 std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag) {
-  const std::string precision = c.precision == kernels::Precision::fp8
-                                    ? std::string("fp8/recipe:") + kernels::to_string(c.fp8.recipe)
-                                    : kernels::to_string(c.precision);
-  return "TrainStep/" + std::string(kernels::to_string(c.backend)) + "/" + c.model.name + "/" +
-         precision + "/seq:" + std::to_string(c.seq) + "/batch:" + std::to_string(c.batch) +
-         "/accum:" + std::to_string(c.accum) + "/ckpt:" + (c.checkpointing ? "on" : "off") +
-         "/adamw:" + kernels::to_string(c.optimizer) +
-         (c.model.llama ? "" : block::dropout_tag(c.dropout)) + model_tag;
+  CaseName n("TrainStep");
+  n.add(kernels::to_string(c.backend)).add(c.model.name).add(kernels::to_string(c.precision));
+  if (c.precision == kernels::Precision::fp8) n.add("recipe", kernels::to_string(c.fp8.recipe));
+  n.add("seq", c.seq)
+      .add("batch", c.batch)
+      .add("accum", c.accum)
+      .add("ckpt", c.checkpointing ? "on" : "off")
+      .add("adamw", kernels::to_string(c.optimizer));
+  if (!c.model.llama) n.add_segments(block::dropout_tag(c.dropout));
+  return n.add_segments(model_tag).str();
 }
 
 std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank) {

@@ -122,26 +122,27 @@ void register_cases() {
       const kernels::LmModel m = sized_model(name, t);
       r.tag = t;
       const bool masked = m.kind == kernels::LmKind::masked;
-      for (int seq : seqs.empty() ? std::vector<int>{m.llama ? 4096 : masked ? 128 : 1024} : seqs)
-        for (int batch : batches.empty() ? std::vector<int>{8} : batches)
-          for (const std::string& p : precisions)
-            for (const std::string& be : backends)
-              for (int accum : accums)
-                for (const std::string& ck : ckpts)
-                  for (const std::string& ad : adamws) {
-                    TrainConfig c = base(m, seq, batch, dropout);
-                    c.precision = p == "fp16"   ? kernels::Precision::fp16
-                                  : p == "tf32" ? kernels::Precision::tf32
-                                  : p == "fp32" ? kernels::Precision::fp32
-                                  : p == "fp8"  ? kernels::Precision::fp8
-                                                : kernels::Precision::bf16;
-                    c.fp8.recipe = fp8_recipe;
-                    c.backend = block::backend_of(be);
-                    c.accum = accum, c.checkpointing = ck == "on";
-                    c.optimizer = ad == "fused" ? kernels::OptimizerKind::fused
-                                                : kernels::OptimizerKind::unfused;
-                    r.add(c, Suite::core);
-                  }
+      Axes axes;
+      axes.add("seq", seqs.empty() ? std::vector<int>{m.llama  ? 4096
+                                                      : masked ? 128
+                                                               : 1024}
+                                   : seqs)
+          .add("batch", batches.empty() ? std::vector<int>{8} : batches)
+          .add("precision", precisions)
+          .add("backend", backends)
+          .add("accum", accums)
+          .add("ckpt", ckpts)
+          .add("adamw", adamws);
+      axes.for_each([&](const AxisPoint& p) {
+        TrainConfig c = base(m, p.integer("seq"), p.integer("batch"), dropout);
+        c.precision = kernels::precision_of(parse_dtype(p["precision"]));
+        c.fp8.recipe = fp8_recipe;
+        c.backend = block::backend_of(p["backend"]);
+        c.accum = p.integer("accum"), c.checkpointing = p["ckpt"] == "on";
+        c.optimizer =
+            p["adamw"] == "fused" ? kernels::OptimizerKind::fused : kernels::OptimizerKind::unfused;
+        r.add(c, Suite::core);
+      });
     }
     if (parallel.given)
       for (const auto& [c, t] : r.added) add_parallel_cases(c, t, parallel, Suite::core);

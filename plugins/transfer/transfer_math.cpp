@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "xfbench/error.hpp"
+#include "xfbench/names.hpp"
 
 namespace xfbench::transfer {
 
@@ -93,8 +94,12 @@ const char* to_string(HostMemory m) {
 const char* to_string(Engine e) { return e == Engine::ce ? "ce" : "sm"; }
 
 std::string memcpy_name(Direction d, HostMemory m, Engine e, std::size_t bytes) {
-  return std::string("Memcpy/") + to_string(d) + "/" + to_string(m) + "/" + to_string(e) +
-         "/bytes:" + std::to_string(bytes);
+  return CaseName("Memcpy")
+      .add(to_string(d))
+      .add(to_string(m))
+      .add(to_string(e))
+      .add("bytes", (long long)bytes)
+      .str();
 }
 
 double memcpy_bytes_counted(Direction d, std::size_t bytes) {
@@ -104,14 +109,24 @@ double memcpy_bytes_counted(Direction d, std::size_t bytes) {
 const char* to_string(P2PMode m) { return m == P2PMode::uni ? "uni" : "bi"; }
 
 std::string p2p_name(P2PMode m, bool peer, Engine e, int src, int dst, std::size_t bytes) {
-  return std::string("P2P/") + to_string(m) + (peer ? "/peer/" : "/nopeer/") + to_string(e) +
-         "/src:" + std::to_string(src) + "/dst:" + std::to_string(dst) +
-         "/bytes:" + std::to_string(bytes);
+  return CaseName("P2P")
+      .add(to_string(m))
+      .add(peer ? "peer" : "nopeer")
+      .add(to_string(e))
+      .add("src", src)
+      .add("dst", dst)
+      .add("bytes", (long long)bytes)
+      .str();
 }
 
 std::string p2p_latency_name(bool peer, Engine e, int src, int dst) {
-  return std::string("P2P/latency") + (peer ? "/peer/" : "/nopeer/") + to_string(e) +
-         "/src:" + std::to_string(src) + "/dst:" + std::to_string(dst);
+  return CaseName("P2P")
+      .add("latency")
+      .add(peer ? "peer" : "nopeer")
+      .add(to_string(e))
+      .add("src", src)
+      .add("dst", dst)
+      .str();
 }
 
 double p2p_bytes_counted(P2PMode m, std::size_t bytes) {
@@ -165,8 +180,12 @@ Collective parse_collective(const std::string& name) {
 }
 
 std::string nccl_name(Collective c, Dtype t, int gpus, std::size_t bytes) {
-  return std::string("NCCL/") + to_string(c) + "/" + xfbench::to_string(t) +
-         "/gpus:" + std::to_string(gpus) + "/bytes:" + std::to_string(bytes);
+  return CaseName("NCCL")
+      .add(to_string(c))
+      .add(xfbench::to_string(t))
+      .add("gpus", gpus)
+      .add("bytes", (long long)bytes)
+      .str();
 }
 
 double bus_factor(Collective c, int nranks) {

@@ -114,7 +114,7 @@ void register_cases() {
       for (std::size_t n : ns) {
         Case c{op, t, n};
         add_case(
-            std::string("Vector/") + to_string(op) + "/" + d + "/n:" + std::to_string(n),
+            CaseName("Vector").add(to_string(op)).add(d).add("n", (long long)n).str(),
             [c](benchmark::State& s) { run_case(s, c); }, Needs::gpu, suite(op, t, n));
       }
     }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "xfbench/dtype.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/names.hpp"
 #include "xfbench/nvml.hpp"
 #include "xfbench/validate.hpp"
 
@@ -100,6 +102,54 @@ TEST(Convert, RoundToNearestEvenAndWidenExactly) {
   EXPECT_EQ(to_float(from_double<__half>(1.0 + 0x1p-11 + 0x1p-40)), 1.0f + 0x1p-10f);
   EXPECT_EQ(to_float(from_double<__nv_bfloat16>(1.0 + 0x1p-8 + 0x1p-40)), 1.0f + 0x1p-7f);
   EXPECT_EQ(from_double<double>(0.1), 0.1);
+}
+
+// Names segment by segment: bare and keyed values, a tag of segments, and every segment that
+// would read back as something else rejected with the name so far.
+TEST(Names, CaseNameBuildsAndChecksEverySegment) {
+  CaseName n("TrainStep");
+  n.add("fused").add("bert-large").add("seq", 128).add("ckpt", "off").add_segments("/layers:2/dp");
+  EXPECT_EQ(n.str(), "TrainStep/fused/bert-large/seq:128/ckpt:off/layers:2/dp");
+  EXPECT_EQ(CaseName("X").add_segments("").str(), "X");
+  auto rejects = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(e.message().find("case name 'X"), std::string::npos) << e.message();
+    }
+  };
+  rejects([] { CaseName("X").add("a/b"); }, "a bare value with '/'");
+  rejects([] { CaseName("X").add("a:b"); }, "a bare value with ':'");
+  rejects([] { CaseName("X").add(""); }, "an empty value");
+  rejects([] { CaseName("X").add("seq", ""); }, "a key without a value");
+  rejects([] { CaseName("X").add("s/q", "1"); }, "a key with '/'");
+  rejects([] { CaseName("X").add("", "1"); }, "a keyed value without a key");
+  rejects([] { CaseName("X").add_segments("seq:1"); }, "segments without their '/'");
+  rejects([] { CaseName("X").add_segments("/a//b"); }, "an empty segment");
+}
+
+// The cross product runs as nested loops would, first axis outermost; points by key.
+TEST(Names, AxesCrossProductInDeclarationOrder) {
+  Axes a;
+  a.add("dtype", std::vector<std::string>{"fp16", "bf16"}).add("seq", std::vector<int>{128, 512});
+  EXPECT_EQ(a.size(), 4u);
+  std::vector<std::string> seen;
+  a.for_each([&](const AxisPoint& p) {
+    seen.push_back(p["dtype"] + "/" + std::to_string(p.integer("seq")));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"fp16/128", "fp16/512", "bf16/128", "bf16/512"}));
+  a.for_each([](const AxisPoint& p) { EXPECT_THROW(p["batch"], InvalidArgument); });
+  a.for_each([](const AxisPoint& p) { EXPECT_THROW(p.integer("dtype"), InvalidArgument); });
+  EXPECT_THROW(a.add("seq", std::vector<int>{1}), InvalidArgument);
+  Axes empty;
+  empty.add("dtype", std::vector<std::string>{"fp16"}).add("seq", std::vector<int>{});
+  int visits = 0;
+  empty.for_each([&](const AxisPoint&) { ++visits; });
+  EXPECT_EQ(visits, 0);
+  Axes none;  // no axis: one point, the empty product
+  none.for_each([&](const AxisPoint&) { ++visits; });
+  EXPECT_EQ(visits, 1);
 }
 
 TEST(Flags, ParseDeclareAndReject) {

@@ -9,6 +9,7 @@
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
 #include "xfbench/memory.hpp"
+#include "xfbench/names.hpp"
 #include "xfbench/nvml.hpp"
 #include "xfbench/plugin.hpp"
 #include "xfbench/timer.hpp"

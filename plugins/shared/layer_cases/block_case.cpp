@@ -124,58 +124,63 @@ void add_layer_cases(
     const std::string& family, const kernels::BlockConfig& model, const LayerSweep& sweep,
     const std::string& model_tag,
     const std::function<bool(int seq, int batch, const std::string& backend)>& headline) {
-  for (const std::string& d : sweep.dtypes) {
-    for (const std::string& be : sweep.backends) {
-      for (const char* pass : {"fwd", "fwdbwd"}) {
-        for (int seq : sweep.seqs) {
-          for (int batch : sweep.batches) {
-            const bool core =
-                sweep.given || (d == sweep.headline_dtype && headline(seq, batch, be) &&
-                                in_default_suite(be, pass));
-            BlockCase s{model, kernels::BlockPart::layer, std::string(pass) == "fwdbwd",
-                        sweep.search, core ? Suite::core : Suite::extended};
-            s.config.precision = precision_of(d);
-            s.config.fp8 = sweep.fp8;
-            s.config.backend = backend_of(be);
-            s.config.seq = seq, s.config.batch = batch;
-            add_block_case(family + "/" + be + "/" + dtype_name(d, sweep) + "/" + pass + "/seq:" +
-                               std::to_string(seq) + "/batch:" + std::to_string(batch) + model_tag,
-                           s);
-          }
-        }
-      }
-    }
-  }
+  Axes axes;
+  axes.add("dtype", sweep.dtypes)
+      .add("backend", sweep.backends)
+      .add("pass", std::vector<std::string>{"fwd", "fwdbwd"})
+      .add("seq", sweep.seqs)
+      .add("batch", sweep.batches);
+  axes.for_each([&](const AxisPoint& p) {
+    const std::string &d = p["dtype"], &be = p["backend"], &pass = p["pass"];
+    const int seq = p.integer("seq"), batch = p.integer("batch");
+    const bool core = sweep.given || (d == sweep.headline_dtype && headline(seq, batch, be) &&
+                                      in_default_suite(be, pass));
+    BlockCase s{model, kernels::BlockPart::layer, pass == "fwdbwd", sweep.search,
+                core ? Suite::core : Suite::extended};
+    s.config.precision = precision_of(d);
+    s.config.fp8 = sweep.fp8;
+    s.config.backend = backend_of(be);
+    s.config.seq = seq, s.config.batch = batch;
+    CaseName name(family);
+    name.add(be);
+    add_dtype(name, d, sweep).add(pass).add("seq", seq).add("batch", batch).add_segments(model_tag);
+    add_block_case(name.str(), s);
+  });
 }
 
 void add_part_cases(const std::string& family, const kernels::BlockConfig& model,
                     const LayerSweep& sweep, const std::string& model_tag, int seq, int batch,
                     const std::vector<std::pair<kernels::BlockPart, std::string>>& parts) {
   // The sweep's seqs and batches when given by flag, else the headline shape.
-  const std::vector<int> seqs = sweep.given ? sweep.seqs : std::vector<int>{seq};
-  const std::vector<int> batches = sweep.given ? sweep.batches : std::vector<int>{batch};
-  for (const std::string& d : sweep.dtypes) {
-    for (const auto& [part, name] : parts) {
-      for (const std::string& be : sweep.backends) {
-        const bool attention = part == kernels::BlockPart::attention;
-        if (!attention && be != sweep.backends.front()) continue;  // no attention: one backend
-        for (int s_len : seqs) {
-          for (int b : batches) {
-            BlockCase s{model, part, false, sweep.search,
-                        sweep.given ? Suite::core : Suite::extended};
-            s.config.precision = precision_of(d);
-            s.config.fp8 = sweep.fp8;
-            s.config.backend = backend_of(be);
-            s.config.seq = s_len, s.config.batch = b;
-            const std::string p = attention && be != "unfused" ? name + "_" + be : name;
-            add_block_case(family + "/part:" + p + "/" + dtype_name(d, sweep) + "/fwd/seq:" +
-                               std::to_string(s_len) + "/batch:" + std::to_string(b) + model_tag,
-                           s);
-          }
-        }
-      }
-    }
-  }
+  std::vector<std::string> part_names;
+  for (const auto& pn : parts) part_names.push_back(pn.second);
+  Axes axes;
+  axes.add("dtype", sweep.dtypes)
+      .add("part", part_names)
+      .add("backend", sweep.backends)
+      .add("seq", sweep.given ? sweep.seqs : std::vector<int>{seq})
+      .add("batch", sweep.given ? sweep.batches : std::vector<int>{batch});
+  axes.for_each([&](const AxisPoint& p) {
+    const std::string &d = p["dtype"], &name = p["part"], &be = p["backend"];
+    kernels::BlockPart part = parts.front().first;
+    for (const auto& pn : parts)
+      if (pn.second == name) part = pn.first;
+    const bool attention = part == kernels::BlockPart::attention;
+    if (!attention && be != sweep.backends.front()) return;  // no attention: one backend
+    BlockCase s{model, part, false, sweep.search, sweep.given ? Suite::core : Suite::extended};
+    s.config.precision = precision_of(d);
+    s.config.fp8 = sweep.fp8;
+    s.config.backend = backend_of(be);
+    s.config.seq = p.integer("seq"), s.config.batch = p.integer("batch");
+    CaseName n(family);
+    n.add("part", attention && be != "unfused" ? name + "_" + be : name);
+    add_dtype(n, d, sweep)
+        .add("fwd")
+        .add("seq", s.config.seq)
+        .add("batch", s.config.batch)
+        .add_segments(model_tag);
+    add_block_case(n.str(), s);
+  });
 }
 
 bool in_default_suite(const std::string& backend, const std::string& pass) {
@@ -202,12 +207,12 @@ kernels::AttentionBackend backend_of(const std::string& name) {
 }
 
 kernels::Precision precision_of(const std::string& name) {
-  if (name == "fp8") return kernels::Precision::fp8;
-  return name == "fp16" ? kernels::Precision::fp16 : kernels::Precision::bf16;
+  return kernels::precision_of(parse_dtype(name));
 }
 
-std::string dtype_name(const std::string& dtype, const LayerSweep& sweep) {
-  return dtype == "fp8" ? dtype + "/recipe:" + kernels::to_string(sweep.fp8.recipe) : dtype;
+CaseName& add_dtype(CaseName& name, const std::string& dtype, const LayerSweep& sweep) {
+  name.add(dtype);
+  return dtype == "fp8" ? name.add("recipe", kernels::to_string(sweep.fp8.recipe)) : name;
 }
 
 }  // namespace xfbench::block

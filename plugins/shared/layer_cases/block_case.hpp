@@ -11,6 +11,7 @@
 #include "kernels/models/transformer_block.hpp"
 #include "xfbench/case.hpp"
 #include "xfbench/error.hpp"
+#include "xfbench/names.hpp"
 
 namespace xfbench::block {
 
@@ -48,8 +49,8 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
                              bool fp8 = false);
 
 // The dtype as a case name says it: "fp16", "bf16", or "fp8/recipe:<delayed|current>" (fp8's
-// scales come from a recipe, which changes what is computed).
-std::string dtype_name(const std::string& dtype, const LayerSweep& sweep);
+// scales come from a recipe, which changes what is computed); returns `name`.
+CaseName& add_dtype(CaseName& name, const std::string& dtype, const LayerSweep& sweep);
 
 // Adds <family>/<backend>/<dtype>/<fwd|fwdbwd>/seq:S/batch:B<model_tag> for every combination of
 // the sweep. The default suite holds the headline_dtype cases whose (seq, batch, backend) is
