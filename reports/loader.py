@@ -22,6 +22,10 @@ import re
 import statistics
 import sys
 
+from .fmt import (MARKS, fmt_bytes, fmt_case, fmt_metric, fmt_num, fmt_time,  # noqa: F401
+                  is_invalid, marks_legend, valid)
+from .names import as_number, name_axes, parse_name, parse_name_schema  # noqa: F401
+
 # Keys of a Google Benchmark entry that are not user counters.
 _NON_COUNTERS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
@@ -68,118 +72,9 @@ def warn(msg):
     print(" ".join(str(msg).splitlines()), file=sys.stderr)
 
 
-def valid(v):
-    """A number that can be shown and compared: not missing (None), not INVALID."""
-    return v is not None and math.isfinite(v)
-
-
-def is_invalid(v):
-    return isinstance(v, float) and math.isnan(v)
-
-
 def strip_name(name):
     return _SUFFIX.sub("", name)
 
-
-def parse_name(name):
-    """`Family/a/b/key:v/...` -> (family, [a, b], {key: v}). Values stay strings."""
-    parts = name.split("/")
-    variants, params = [], {}
-    for p in parts[1:]:
-        if ":" in p:
-            k, v = p.split(":", 1)
-            params[k] = v
-        else:
-            variants.append(p)
-    return parts[0], variants, params
-
-
-# The shapes of case names (name_schema.txt beside this file; its header gives the grammar):
-# the same file xfbench's tests check every listed name against.
-_SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "name_schema.txt")
-
-
-def parse_name_schema(text):
-    """name_schema.txt's text -> [(family, [(items, optional)])], items as (axis, literal, keyed)."""
-    shapes = []
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        words = line.split()
-        groups, in_group = [], False
-        for w in words[1:]:
-            opens, closes = w.startswith("["), w.endswith("]")
-            w = w.strip("[]")
-            if opens:
-                groups.append(([], True))
-                in_group = True
-            if not in_group:
-                groups.append(([], False))
-            if w.endswith(":"):
-                item = (w[:-1], None, True)
-            elif "=" in w:
-                item = (w.split("=", 1)[0], w.split("=", 1)[1], False)
-            else:
-                item = (w, None, False)
-            groups[-1][0].append(item)
-            if closes:
-                in_group = False
-        shapes.append((words[0], groups))
-    return shapes
-
-
-def _match(groups, g, tokens, t):
-    """The axes of tokens[t:] by groups[g:], or None."""
-    if g == len(groups):
-        return {} if t == len(tokens) else None
-    items, optional = groups[g]
-    if t + len(items) <= len(tokens):
-        axes = {}
-        for (axis, literal, keyed), tok in zip(items, tokens[t:t + len(items)]):
-            key, colon, value = tok.partition(":")
-            if keyed and colon and key == axis:
-                axes[axis] = value
-            elif not keyed and not colon and (literal is None or tok == literal):
-                axes[axis] = tok
-            else:
-                break
-        else:
-            rest = _match(groups, g + 1, tokens, t + len(items))
-            if rest is not None:
-                return {**axes, **rest}
-    return _match(groups, g + 1, tokens, t) if optional else None
-
-
-_SHAPES = None
-
-
-def name_axes(name, shapes=None):
-    """A case name's axes by the first shape of its family it matches ({'backend': 'fused',
-    'seq': '512', ...}: values stay strings), or None when no shape takes it."""
-    global _SHAPES
-    if shapes is None:
-        if _SHAPES is None:
-            with open(_SCHEMA_FILE) as f:
-                _SHAPES = parse_name_schema(f.read())
-        shapes = _SHAPES
-    family, *tokens = name.split("/")
-    for fam, groups in shapes:
-        if fam == family:
-            axes = _match(groups, 0, tokens, 0)
-            if axes is not None:
-                return axes
-    return None
-
-
-def as_number(v):
-    """'8192' -> 8192, '1.5' -> 1.5, other strings unchanged (for sorting axes numerically)."""
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            return v
 
 
 class Case:
@@ -645,74 +540,6 @@ def write_stdout(text):
         raise
     except OSError as e:
         raise BadInput(f"stdout: cannot write ({e.strerror or e})") from None
-
-
-# ---- formatting shared by the commands -------------------------------------------------------
-
-def fmt_time(seconds):
-    if seconds is None:
-        return "—"
-    if is_invalid(seconds):
-        return "invalid"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def fmt_num(v):
-    if v is None:
-        return "—"
-    if is_invalid(v):
-        return "invalid"
-    if v == 0:
-        return "0"
-    a = abs(v)
-    if a >= 1e7:
-        return f"{v:.4g}"
-    if a >= 1000:
-        return f"{v:.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
-
-
-def fmt_metric(metric, v):
-    return fmt_time(v) if metric == "time" else fmt_num(v)
-
-
-# Marks after a number of a case the protocol could not vouch for, in every table and plot.
-MARKS = {"~": "noisy: the case ran into the protocol's time-out without settling (its label "
-              "'noisy: ...' says how far)",
-         "†": "throttled: clocks held down while it ran (label 'throttle: ...', e.g. "
-              "sw_power_cap, the GPU at its power limit)"}
-
-
-def fmt_case(case, metric, v=None):
-    """A case's value as shown in a table: the number with the case's marks (`386.2~†`); no mark
-    on `—` or `invalid`."""
-    v = case.value(metric) if v is None else v
-    text = fmt_metric(metric, v)
-    return text + case.marks if valid(v) else text
-
-
-def marks_legend(cells):
-    """Notes explaining the marks that occur in `cells` (strings), one line per mark."""
-    text = "".join(cells)
-    return [f"{m} {why}" for m, why in MARKS.items() if m in text]
-
-
-def fmt_bytes(n):
-    n = as_number(n)
-    if not isinstance(n, (int, float)):
-        return str(n)
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % (scale // 1024 or 1) == 0:
-            v = n / scale
-            return f"{v:g} {unit}"
-    return f"{n:g} B"
 
 
 # Context keys whose difference makes two runs different setups: the GPU, its driver and how
