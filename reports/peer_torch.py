@@ -11,13 +11,18 @@ and the multi-GPU families (TrainStep dp/zero2, NCCL) under torchrun, one proces
 Timing follows DESIGN.md with xfbench's own protocol: by default the steady state (windows of
 back-to-back launches between CUDA events until a minimum time and a noise target are reached,
 reports/steady_state.py, protocol version 4, with NVML power and clocks over the measured windows
-from a 10 ms sampler, reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up. Several repetitions, random
+from a 10 ms sampler, reports/nvml.py); `--mode hot` is a short burst after a fixed warm-up (and
+the idle pause xfbench's hot mode takes before large products). Several repetitions, random
 inputs. A case that fails becomes an entry with `error_occurred`, like xfbench's SkipWithError, and
-the run goes on.
+the run goes on. Matmul's own case names (sweeps, model GEMMs) come from a list:
+    xfbench --benchmark_list_tests --benchmark_filter=Matmul/ > names.txt
+    python3 reports/peer_torch.py --names names.txt --mode hot --out torch.json
+and `--paired XFBENCH` runs torch and xfbench alternately on each case (the median of the
+per-pair ratios: the fairest comparison when both sides run the same kernels and clocks drift).
 
 This file is the command line only: the peer is the package reports/peer/ (its __init__.py says
 which module holds what), loaded from here by path with the sibling files it uses (steady_state,
-nvml, peer_parallel, peer_nccl), so copy reports/ (or this file, peer/ and those four).
+nvml, peer_parallel, peer_nccl, names with name_schema.txt), so copy reports/.
 
 Exit codes: 0 all cases ran, 1 some cases failed, 2 torch/CUDA missing or bad arguments.
 """

@@ -5,7 +5,9 @@
 #   [PASSES=N] [SKIP_TESTS=1] [XF_ARGS='--xfbench_...'] plugins/matmul/device_run.sh BUILD_DIR FILTER SWEEP_DTYPES
 # PASSES (default 2) alternating passes per side; the table takes each case's median over them.
 # Writes under $OUT: tests.log, run.log, matmul_{xfbench,torch}_{1,2}.json, matmul_sweep.json,
-# matmul_compare.txt.
+# matmul_compare.txt (the first pass of each side by `reports compare`, the sweep's table). The
+# torch side is reports/peer_torch.py on the listed names in the hot protocol (xfbench's hot mode:
+# pass XF_ARGS=--xfbench_mode=hot for the same on xfbench's side).
 set -uo pipefail
 build="$1"
 filter="$2"
@@ -34,8 +36,8 @@ names=/tmp/matmul_names.txt
 "$build/bin/xfbench" --benchmark_list_tests=true --benchmark_filter="$filter" >"$names"
 echo "$(wc -l <"$names") cases"
 for pass in $(seq 1 "${PASSES:-2}"); do
-  timeout 200 python3 plugins/matmul/torch_peer.py run --names "$names" \
-    --out "$out/matmul_torch_$pass.json" >>"$log" 2>&1
+  timeout 200 python3 reports/peer_torch.py --names "$names" --filter '^Matmul/(?!sweep/)' \
+    --mode hot --repetitions 1 --out "$out/matmul_torch_$pass.json" >>"$log" 2>&1
   echo "torch pass $pass exit $?"
   timeout 200 "$build/bin/xfbench" --benchmark_filter="$filter" "${xf_args[@]}" \
     --benchmark_out="$out/matmul_xfbench_$pass.json" --benchmark_out_format=json >>"$log" 2>&1
@@ -50,7 +52,7 @@ if [ -n "$sweep" ]; then
   echo "sweep exit $?"
 fi
 grep -E "ERROR OCCURRED" "$log" | head -10
-python3 plugins/matmul/torch_peer.py compare --ours "$out"/matmul_xfbench_*.json \
-  "${sweep_json[@]}" --peer "$out"/matmul_torch_*.json \
-  >"$out/matmul_compare.txt" 2>&1
+python3 -m reports compare --labels torch,xfbench --family Matmul "$out"/matmul_torch_1.json \
+  "$out"/matmul_xfbench_1.json >"$out/matmul_compare.txt" 2>&1
+if [ -n "$sweep" ]; then python3 -m reports table "${sweep_json[@]}" >>"$out/matmul_compare.txt" 2>&1; fi
 cat "$out/matmul_compare.txt"

@@ -161,7 +161,7 @@ void run_case(benchmark::State& state, const CaseSpec& c, const Settings& s) {
   add_label(state, plan.algo_info().label());
   // Start timing from an idle GPU, so that a case neither inherits the previous case's heat nor
   // its own search's: under the power limit, clocks depend on the recent past. The PyTorch peer
-  // (torch_peer.py) pauses the same way.
+  // (reports/peer_torch.py --mode hot) pauses the same way.
   if (s.cooldown_ms > 0 && k::gemm_flops(d) >= kCooldownFlops) {
     stream.sync();
     std::this_thread::sleep_for(std::chrono::milliseconds(s.cooldown_ms));

@@ -4,7 +4,7 @@ is loaded by path from there (standard library at import, torch handed in), so r
 copied to a GPU machine as it is.
 
     catalog.py    the families, their model tables and default shapes, case names, Spec,
-                  default_specs(), select()
+                  default_specs(), select(), specs_from_names() (xfbench's Matmul names)
     flops.py      FLOP, byte and parameter counts; the counters of one repetition
     builders/     one builder per family: kernels (Matmul, Vector, Memcpy), layers (BertLayer,
                   GPT2Block, T5Encoder, T5Decoder), llama (LlamaBlock), train (TrainStep), nccl
@@ -12,9 +12,10 @@ copied to a GPU machine as it is.
                   LlamaBlock and TrainStep cases)
     measure.py    the steady-state and hot protocols, NVML telemetry
     writer.py     JSON entries, context, the file, each case's stdout line
-    cli.py        the options, main(), run_cases()
+    cli.py        the options, main(), run_cases(), run_paired()
+    paired.py     --paired: torch and xfbench alternating on each case
     siblings.py   the reports/ files loaded by path (steady_state, nvml, peer_parallel,
-                  peer_nccl) and DIST, the torchrun ranks
+                  peer_nccl, names) and DIST, the torchrun ranks
 
 The names below are the peer's API in one place (what reports/peer_torch.py held before it was
 split); DIST lives in siblings.py only."""
@@ -29,9 +30,9 @@ from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DE
                       LLAMA_VOCAB, SEED_SHAPES, TRAIN_CHOICES, TRAIN_HEADLINES, TRAIN_KNOBS,
                       TRAIN_MODELS, TRAIN_PRECISIONS, TRAIN_TF32_EAGER, H, MiB, Spec,
                       default_specs, llama_config, llama_name, llama_train_config,
-                      precision_field, select, train_name)
-from .flops import (DTYPE_SIZE, counters, layer_flops, llama_flops, llama_param_count,
-                    matmul_flops, train_flops_per_sample, vector_bytes)
+                      precision_field, select, specs_from_names, train_name)
+from .flops import (COOLDOWN_FLOPS, DTYPE_SIZE, counters, idles_before, layer_flops, llama_flops,
+                    llama_param_count, matmul_flops, train_flops_per_sample, vector_bytes)
 from .builders import (BUILDERS, build_layer, build_llama, build_matmul, build_memcpy, build_nccl,
                        build_train, build_vector)
 from .builders import fp8
@@ -39,4 +40,5 @@ from .builders.train import MLM_PROBABILITY, build_llama_lm, train_batch
 from .measure import Rep, measure_hot, measure_steady, open_nvml
 from .writer import (TIME_UNIT, base_context, error_entry, error_message, fmt_cudnn, gb_entries,
                      protocol_context, summary_line, torch_context, write_json)
-from .cli import Parser, main, out_problem, parse_args, run_cases
+from .cli import Parser, main, out_problem, parse_args, run_cases, run_paired
+from . import paired

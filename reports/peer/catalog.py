@@ -5,6 +5,7 @@ no torch, so `--list` runs anywhere."""
 
 import re
 
+from .siblings import names as case_names
 from .siblings import nccl, parallel
 
 H = 1024            # bert-large hidden size
@@ -267,3 +268,22 @@ def select(specs, pattern):
         return specs
     rx = re.compile(pattern)
     return [s for s in specs if rx.search(s.name) or rx.search(s.gb_name)]
+
+
+def specs_from_names(names):
+    """Specs for xfbench's own case names, as `xfbench --benchmark_list_tests` prints them (Google
+    Benchmark's suffixes cut), read by reports/name_schema.txt: Matmul's, sweeps and model GEMMs
+    included. ValueError naming the first name the peer cannot build."""
+    out = []
+    for raw in names:
+        name = re.sub(r"(/(iterations:\d+|repeats:\d+|manual_time))+$", "", raw.strip())
+        if not name:
+            continue
+        axes = case_names.name_axes(name)
+        if axes is None or not name.startswith("Matmul/"):
+            raise ValueError(f"'{name}': the peer builds Matmul case names from a list "
+                             f"(the other families by --families)")
+        out.append(Spec("Matmul", name, dtype=axes["dtype"], layout=axes["layout"],
+                        m=int(axes["m"]), n=int(axes["n"]), k=int(axes["k"]),
+                        batch=int(axes.get("batch", 1))))
+    return out

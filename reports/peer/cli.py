@@ -4,19 +4,21 @@ measured, written after every case; a failing case becomes an error entry and th
 Exit codes: 0 all cases ran, 1 some cases failed, 2 torch/CUDA missing or bad arguments."""
 
 import argparse
+import json
 import os
 import re
 import sys
+import time
 
-from . import siblings
+from . import paired, siblings
 from .builders import BUILDERS, fp8
 from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DEFAULT_LLAMA,
                       DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS,
                       DEFAULT_TRAIN_PRECISIONS, FP8_BACKENDS, GPT2_MODELS, LLAMA_DTYPES,
                       LLAMA_MODELS, LLAMA_SHAPES, LLAMA_TRAIN, LLAMA_TRAIN_CASES,
                       LLAMA_TRAIN_FP8_CASES, TRAIN_CHOICES, TRAIN_PRECISIONS, default_specs,
-                      precision_field, select)
-from .flops import counters, llama_param_count
+                      precision_field, select, specs_from_names)
+from .flops import counters, idles_before, llama_param_count
 from .measure import measure_hot, measure_steady, open_nvml
 from .siblings import nccl, steady_state
 from .writer import (base_context, error_entry, error_message, gb_entries, summary_line,
@@ -39,6 +41,7 @@ def run_cases(torch, specs, args, context):
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats(dev)
             if args.mode == "hot":
+                cool_down(torch, spec, args)
                 reps = measure_hot(torch, fn, args.repetitions, args.min_time, args.warmup)
             else:
                 reps = [measure_steady(torch, fn, args.options, args.window_ms / 1e3, device_nvml,
@@ -67,6 +70,35 @@ def run_cases(torch, specs, args, context):
         if dist.root:
             write_json(args.out, context, entries)
     return failed
+
+
+def cool_down(torch, spec, args):
+    """The idle pause xfbench's hot mode takes before a large product."""
+    if args.cooldown_ms > 0 and idles_before(spec):
+        torch.cuda.synchronize()
+        time.sleep(args.cooldown_ms / 1e3)
+
+
+def run_paired(torch, specs, args, context):
+    """--paired: each case alternating with xfbench (paired.py); the records to args.out."""
+    dev = torch.device("cuda", args.device)
+    built = {}
+
+    def torch_tflops(spec):
+        if spec.name not in built:
+            built.clear()  # one case's tensors at a time
+            torch.cuda.empty_cache()
+            built[spec.name] = BUILDERS[spec.family](torch, spec, dev)
+        cool_down(torch, spec, args)
+        rep = measure_hot(torch, built[spec.name], 1, args.min_time, args.warmup)[0]
+        return counters(spec, rep.seconds)["TFLOPS"]
+
+    results = paired.run_paired(torch_tflops, specs, args.paired, args.xf_arg, args.pairs,
+                                out=lambda line: print(line, flush=True))
+    with open(args.out, "w") as f:
+        json.dump({"context": {**context, "xfbench_runner": "pytorch-paired", "pairs": args.pairs},
+                   "cases": results}, f, indent=1)
+    return 0
 
 
 class Parser(argparse.ArgumentParser):
@@ -135,6 +167,18 @@ def parse_args(argv=None):
                    help=f"NCCL dtypes, of {','.join(nccl.DTYPES)} (default "
                         f"{','.join(nccl.DEFAULT_DTYPES)})")
     p.add_argument("--out", default="torch.json", help="output JSON file (default torch.json)")
+    p.add_argument("--names", help="a file of xfbench's Matmul case names (xfbench "
+                   "--benchmark_list_tests): those cases, sweeps and model GEMMs included, instead "
+                   "of --families' defaults")
+    p.add_argument("--cooldown-ms", type=float, default=150,
+                   help="hot: idle before a Matmul product of >= 1e10 FLOPs, as xfbench's hot mode "
+                   "(default 150)")
+    p.add_argument("--paired", metavar="XFBENCH",
+                   help="the xfbench executable: run it and torch alternately on each case (hot "
+                   "protocol on the torch side) and report the median of the per-pair ratios")
+    p.add_argument("--pairs", type=int, default=5, help="--paired: pairs per case (default 5)")
+    p.add_argument("--xf-arg", action="append", default=[],
+                   help="--paired: an extra xfbench argument (repeatable)")
     p.add_argument("--list", action="store_true", help="print the case names and exit (no torch needed)")
     p.add_argument("--layer-shapes", help="layer (seq x batch) shapes, e.g. 128x2,128x8,512x64 "
                    "(default: BertLayer and T5 128x128,512x64; GPT2Block 1024x64,512x64; "
@@ -249,6 +293,21 @@ def parse_args(argv=None):
                 p.error(f"bad {flag} item '{item}': expected SEQxBATCH, e.g. 128x64")
             shapes.append((int(m.group(1)), int(m.group(2))))
         setattr(args, flag[2:].replace("-", "_"), shapes or None)
+    if args.pairs < 1:
+        p.error("--pairs must be >= 1")
+    if args.cooldown_ms < 0:
+        p.error("--cooldown-ms must be >= 0")
+    args.name_specs = None
+    if args.names:
+        try:
+            with open(args.names) as f:
+                args.name_specs = specs_from_names(f.read().splitlines())
+        except OSError as e:
+            p.error(f"--names {args.names}: {e.strerror or e}")
+        except ValueError as e:
+            p.error(f"--names {args.names}: {e}")
+    if args.paired and not os.access(args.paired, os.X_OK):
+        p.error(f"--paired {args.paired}: not an executable")
     why = None if args.list else out_problem(args.out)
     if why:
         p.error(f"--out {args.out}: {why}")
@@ -258,7 +317,8 @@ def parse_args(argv=None):
 def main(argv=None):
     dist = siblings.DIST
     args = parse_args(argv)
-    specs = select(default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
+    specs = select(args.name_specs if args.name_specs is not None else
+                   default_specs(args.family_list, args.layer_shapes, args.seed_shapes,
                                  args.gpt2_model_list, args.gpus, args.nccl_op_list,
                                  args.nccl_dtype_list, args.nccl_size_list, args.llama_model_list,
                                  args.llama_shapes, args.llama_dtype_list,
@@ -299,6 +359,8 @@ def main(argv=None):
                                        if k.startswith("NCCL_"))
     out_dir = os.path.dirname(os.path.abspath(args.out))
     os.makedirs(out_dir, exist_ok=True)
+    if args.paired:
+        return run_paired(torch, specs, args, context)
     try:
         failed = run_cases(torch, specs, args, context)
     finally:

@@ -12,6 +12,18 @@ def matmul_flops(m, n, k):
     return 2 * m * n * k
 
 
+# xfbench's hot mode idles before a Matmul product of at least this many FLOPs (kCooldownFlops in
+# plugins/matmul/matmul_plugin.cpp), so that a short burst does not measure the previous case's heat.
+COOLDOWN_FLOPS = 1e10
+
+
+def idles_before(spec):
+    """Whether the hot protocol idles before this case, as xfbench's does."""
+    k = spec.kw
+    return (spec.family == "Matmul"
+            and matmul_flops(k["m"], k["n"], k["k"]) * k.get("batch", 1) >= COOLDOWN_FLOPS)
+
+
 def vector_bytes(op, n, dtype):
     """Bytes read + written: scale/copy read n and write n; triad reads 2n and writes n."""
     return (3 if op == "triad" else 2) * n * DTYPE_SIZE[dtype]
@@ -68,7 +80,7 @@ def counters(spec, seconds, mem_bytes=None):
     k, t = spec.kw, seconds
     c = {}
     if spec.family == "Matmul":
-        c["TFLOPS"] = matmul_flops(k["m"], k["n"], k["k"]) / t / 1e12
+        c["TFLOPS"] = matmul_flops(k["m"], k["n"], k["k"]) * k.get("batch", 1) / t / 1e12
     elif spec.family == "Vector":
         c["GB/s"] = vector_bytes(k["op"], k["n"], k["dtype"]) / t / 1e9
     elif spec.family == "Memcpy":

@@ -4,13 +4,30 @@ from .common import torch_dtype
 
 
 def build_matmul(torch, spec, dev):
+    """torch.matmul on inputs uniform in [-1, 1), as xfbench's Matmul fills them (the bits an input
+    toggles set the power, and under the cap the clock), in the case's layout (a transposed
+    operand a transposed view, as cuBLAS reads it) and batch; fp8 through torch._scaled_mm (e4m3,
+    unit scales, bf16 out: layout NT only, as cuBLASLt)."""
     k = spec.kw
-    dt = torch_dtype(torch, k["dtype"])
+    dtype, layout, batch = k["dtype"], k.get("layout", "NN"), k.get("batch", 1)
     # tf32 is fp32 storage with TF32 tensor-core math; fp32 must really be fp32
-    torch.backends.cuda.matmul.allow_tf32 = k["dtype"] == "tf32"
-    a = torch.randn(k["m"], k["k"], device=dev, dtype=dt)
-    b = torch.randn(k["k"], k["n"], device=dev, dtype=dt)
-    c = torch.empty(k["m"], k["n"], device=dev, dtype=dt)
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    storage = torch_dtype(torch, "bf16" if dtype == "fp8" else dtype)
+    lead = (batch,) if batch > 1 else ()
+
+    def uniform(*shape):
+        return (torch.rand(*lead, *shape, device=dev, dtype=torch.float32) * 2 - 1).to(storage)
+
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    a = uniform(k["k"], k["m"]).transpose(-1, -2) if ta else uniform(k["m"], k["k"])
+    b = uniform(k["n"], k["k"]).transpose(-1, -2) if tb else uniform(k["k"], k["n"])
+    if dtype == "fp8":
+        if batch > 1 or ta or not tb:
+            raise RuntimeError("torch._scaled_mm runs 2-D fp8 products in layout NT only")
+        a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        one = torch.ones((), device=dev, dtype=torch.float32)
+        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    c = torch.empty(*lead, k["m"], k["n"], device=dev, dtype=storage)
     return lambda: torch.matmul(a, b, out=c)
 
 
