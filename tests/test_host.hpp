@@ -1,6 +1,7 @@
 // Runs the built xfbench host from a test: exit code and what it printed.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,14 @@ inline std::string listed_names(const std::string& listing,
     at = end + 1;
   }
   return out;
+}
+
+// The names the host lists for `args` (with no GPU visible) that start with `prefix`, one a line;
+// a listing that does not exit 0 fails the calling test with its stderr.
+inline std::string listing(const std::string& args, const char* prefix) {
+  const HostResult r = run_host(args, kNoGpu);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  return listed_names(r.out, {prefix});
 }
 
 }  // namespace xftest

@@ -124,49 +124,40 @@ TEST(Gpt2Flags, NamesModelsAndErrors) {
                            "GPT2Block/fused/fp16/fwdbwd/seq:1024/batch:64\n",
                            "GPT2Block/flash/bf16/fwd/seq:1024/batch:32\n"})
     EXPECT_NE(gpt2_names(r.out).find(name), std::string::npos) << name << r.out;
-  r = xftest::run_host(
-      "--xfbench_gpt2_model=gpt2-xl --benchmark_list_tests "
-      "--benchmark_filter=GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(gpt2_names(r.out), "GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-xl\n");
-  r = xftest::run_host(
-      "--xfbench_gpt2_hidden=768 --xfbench_gpt2_heads=12 --xfbench_gpt2_seqs=128 "
-      "--xfbench_gpt2_batches=4 --xfbench_gpt2_dtypes=bf16 --xfbench_gpt2_backends=fused "
-      "--benchmark_list_tests --benchmark_filter=GPT2Block/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(gpt2_names(r.out),
+  EXPECT_EQ(xftest::listing("--xfbench_gpt2_model=gpt2-xl --benchmark_list_tests "
+                            "--benchmark_filter=GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/",
+                            "GPT2Block/"),
+            "GPT2Block/flash/fp16/fwdbwd/seq:1024/batch:64/model:gpt2-xl\n");
+  EXPECT_EQ(xftest::listing(
+                "--xfbench_gpt2_hidden=768 --xfbench_gpt2_heads=12 --xfbench_gpt2_seqs=128 "
+                "--xfbench_gpt2_batches=4 --xfbench_gpt2_dtypes=bf16 --xfbench_gpt2_backends=fused "
+                "--benchmark_list_tests --benchmark_filter=GPT2Block/",
+                "GPT2Block/"),
             "GPT2Block/fused/bf16/fwd/seq:128/batch:4/model:gpt2\n"
             "GPT2Block/fused/bf16/fwdbwd/seq:128/batch:4/model:gpt2\n");
-  r = xftest::run_host(
-      "--xfbench_gpt2_hidden=1200 --xfbench_gpt2_heads=15 --benchmark_list_tests "
-      "--benchmark_filter=GPT2Block/unfused/fp16/fwd/seq:512/batch:8/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(gpt2_names(r.out),
-            "GPT2Block/unfused/fp16/fwd/seq:512/batch:8/hidden:1200/heads:15/inner:4800\n");
+  EXPECT_EQ(
+      xftest::listing("--xfbench_gpt2_hidden=1200 --xfbench_gpt2_heads=15 --benchmark_list_tests "
+                      "--benchmark_filter=GPT2Block/unfused/fp16/fwd/seq:512/batch:8/",
+                      "GPT2Block/"),
+      "GPT2Block/unfused/fp16/fwd/seq:512/batch:8/hidden:1200/heads:15/inner:4800\n");
 
   // FP8 linears name their recipe; the GPT layer of hidden 4096 (MLP 16384: its bias gradient
   // is within the column sums' width) in both recipes.
-  r = xftest::run_host(
-      "--xfbench_gpt2_hidden=4096 --xfbench_gpt2_heads=32 --xfbench_gpt2_seqs=2048 "
-      "--xfbench_gpt2_batches=8 --xfbench_gpt2_dtypes=bf16,fp8 --xfbench_gpt2_fp8_recipe=current "
-      "--xfbench_gpt2_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(gpt2_names(r.out),
+  EXPECT_EQ(xftest::listing(
+                "--xfbench_gpt2_hidden=4096 --xfbench_gpt2_heads=32 --xfbench_gpt2_seqs=2048 "
+                "--xfbench_gpt2_batches=8 --xfbench_gpt2_dtypes=bf16,fp8 "
+                "--xfbench_gpt2_fp8_recipe=current "
+                "--xfbench_gpt2_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
+                "GPT2Block/"),
             "GPT2Block/fused/bf16/fwdbwd/seq:2048/batch:8/hidden:4096/heads:32/inner:16384\n"
             "GPT2Block/fused/fp8/recipe:current/fwdbwd/seq:2048/batch:8/hidden:4096/heads:32/"
             "inner:16384\n");
 
   // Another dropout computes something else: the names say so (HF's 0.1 is not named).
-  r = xftest::run_host(
-      "--xfbench_gpt2_dropout_pct=0 --benchmark_list_tests "
-      "--benchmark_filter=GPT2Block/fused/fp16/fwd/seq:1024/batch:64",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(gpt2_names(r.out), "GPT2Block/fused/fp16/fwd/seq:1024/batch:64/dropout:0\n");
+  EXPECT_EQ(xftest::listing("--xfbench_gpt2_dropout_pct=0 --benchmark_list_tests "
+                            "--benchmark_filter=GPT2Block/fused/fp16/fwd/seq:1024/batch:64",
+                            "GPT2Block/"),
+            "GPT2Block/fused/fp16/fwd/seq:1024/batch:64/dropout:0\n");
 
   r = xftest::run_host("--xfbench_gpt2_heads=15 --benchmark_list_tests", env);
   EXPECT_EQ(r.code, 2);

@@ -162,33 +162,28 @@ TEST(LlamaFlags, NamesModelsAndErrors) {
   EXPECT_EQ(llama_names(r.out),
             "LlamaBlock/fused/bf16/fwd/seq:4096/batch:2\n"
             "LlamaBlock/fused/bf16/fwdbwd/seq:4096/batch:2\n");
-  r = xftest::run_host(
-      "--xfbench_llama_model=llama-3.2-1b --benchmark_list_tests "
-      "--benchmark_filter=LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:4/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(llama_names(r.out),
+  EXPECT_EQ(xftest::listing("--xfbench_llama_model=llama-3.2-1b --benchmark_list_tests "
+                            "--benchmark_filter=LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:4/",
+                            "LlamaBlock/"),
             "LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:4/model:llama-3.2-1b\n");
-  r = xftest::run_host(
-      "--xfbench_llama_hidden=1024 --xfbench_llama_heads=8 --xfbench_llama_kv_heads=2 "
-      "--xfbench_llama_inter=2816 --xfbench_llama_seqs=512 --xfbench_llama_batches=4 "
-      "--xfbench_llama_dtypes=bf16 --xfbench_llama_backends=fused --benchmark_list_tests "
-      "--benchmark_filter=LlamaBlock/fused/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(llama_names(r.out),
+  EXPECT_EQ(xftest::listing(
+                "--xfbench_llama_hidden=1024 --xfbench_llama_heads=8 --xfbench_llama_kv_heads=2 "
+                "--xfbench_llama_inter=2816 --xfbench_llama_seqs=512 --xfbench_llama_batches=4 "
+                "--xfbench_llama_dtypes=bf16 --xfbench_llama_backends=fused --benchmark_list_tests "
+                "--benchmark_filter=LlamaBlock/fused/",
+                "LlamaBlock/"),
             "LlamaBlock/fused/bf16/fwd/seq:512/batch:4/hidden:1024/heads:8/kv_heads:2/"
             "head_dim:128/inter:2816\n"
             "LlamaBlock/fused/bf16/fwdbwd/seq:512/batch:4/hidden:1024/heads:8/kv_heads:2/"
             "head_dim:128/inter:2816\n");
 
   // The parts follow the seqs and batches given, and fp8 names its recipe.
-  r = xftest::run_host(
-      "--xfbench_llama_seqs=2048 --xfbench_llama_batches=1 --xfbench_llama_dtypes=fp8 "
-      "--xfbench_llama_fp8_recipe=current --benchmark_list_tests --benchmark_filter=part:mlp",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(llama_names(r.out), "LlamaBlock/part:mlp/fp8/recipe:current/fwd/seq:2048/batch:1\n");
+  EXPECT_EQ(
+      xftest::listing(
+          "--xfbench_llama_seqs=2048 --xfbench_llama_batches=1 --xfbench_llama_dtypes=fp8 "
+          "--xfbench_llama_fp8_recipe=current --benchmark_list_tests --benchmark_filter=part:mlp",
+          "LlamaBlock/"),
+      "LlamaBlock/part:mlp/fp8/recipe:current/fwd/seq:2048/batch:1\n");
 
   // A model that cannot be built: the message names the first case's run (seq 2048, batch 1).
   r = xftest::run_host("--xfbench_llama_kv_heads=5 --benchmark_list_tests", env);

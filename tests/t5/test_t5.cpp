@@ -127,37 +127,28 @@ TEST(T5Flags, NamesModelsAndErrors) {
                            "T5Decoder/fused/fp16/fwdbwd/seq:512/batch:64\n",
                            "T5Encoder/flash/bf16/fwd/seq:128/batch:128\n"})
     EXPECT_NE(t5_names(r.out).find(name), std::string::npos) << name << r.out;
-  r = xftest::run_host(
-      "--xfbench_t5_model=t5-3b --xfbench_t5_ffn=gated-gelu --benchmark_list_tests "
-      "--benchmark_filter=T5Decoder/fused/fp16/fwdbwd/seq:512/batch:64/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(t5_names(r.out),
-            "T5Decoder/fused/fp16/fwdbwd/seq:512/batch:64/model:t5-3b/ffn:gated-gelu\n");
-  r = xftest::run_host(
-      "--xfbench_t5_d_model=768 --xfbench_t5_heads=12 --xfbench_t5_d_ff=3072 "
-      "--xfbench_t5_seqs=128 --xfbench_t5_batches=4 --xfbench_t5_dtypes=bf16 "
-      "--xfbench_t5_backends=fused --benchmark_list_tests --benchmark_filter=T5Encoder/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(t5_names(r.out),
+  EXPECT_EQ(
+      xftest::listing("--xfbench_t5_model=t5-3b --xfbench_t5_ffn=gated-gelu --benchmark_list_tests "
+                      "--benchmark_filter=T5Decoder/fused/fp16/fwdbwd/seq:512/batch:64/",
+                      "T5"),
+      "T5Decoder/fused/fp16/fwdbwd/seq:512/batch:64/model:t5-3b/ffn:gated-gelu\n");
+  EXPECT_EQ(xftest::listing(
+                "--xfbench_t5_d_model=768 --xfbench_t5_heads=12 --xfbench_t5_d_ff=3072 "
+                "--xfbench_t5_seqs=128 --xfbench_t5_batches=4 --xfbench_t5_dtypes=bf16 "
+                "--xfbench_t5_backends=fused --benchmark_list_tests --benchmark_filter=T5Encoder/",
+                "T5"),
             "T5Encoder/fused/bf16/fwd/seq:128/batch:4/model:t5-base\n"
             "T5Encoder/fused/bf16/fwdbwd/seq:128/batch:4/model:t5-base\n");
   // FP8 linears (the cross-attention's too) name their recipe.
-  r = xftest::run_host(
-      "--xfbench_t5_seqs=512 --xfbench_t5_batches=64 --xfbench_t5_dtypes=fp8 "
-      "--xfbench_t5_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(t5_names(r.out),
+  EXPECT_EQ(xftest::listing(
+                "--xfbench_t5_seqs=512 --xfbench_t5_batches=64 --xfbench_t5_dtypes=fp8 "
+                "--xfbench_t5_backends=fused --benchmark_list_tests --benchmark_filter=fwdbwd",
+                "T5"),
             "T5Encoder/fused/fp8/recipe:delayed/fwdbwd/seq:512/batch:64\n"
             "T5Decoder/fused/fp8/recipe:delayed/fwdbwd/seq:512/batch:64\n");
-  r = xftest::run_host(
-      "--xfbench_t5_d_kv=32 --benchmark_list_tests "
-      "--benchmark_filter=T5Encoder/unfused/fp16/fwd/seq:512/batch:8/",
-      env);
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(t5_names(r.out),
+  EXPECT_EQ(xftest::listing("--xfbench_t5_d_kv=32 --benchmark_list_tests "
+                            "--benchmark_filter=T5Encoder/unfused/fp16/fwd/seq:512/batch:8/",
+                            "T5"),
             "T5Encoder/unfused/fp16/fwd/seq:512/batch:8/d_model:1024/heads:16/d_kv:32/"
             "d_ff:4096\n");
 
