@@ -11,6 +11,7 @@
 #include "block_init.hpp"
 #include "block_validate.hpp"
 #include "kernels/models/transformer_block.hpp"
+#include "test_blocks.hpp"
 #include "test_gpu.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
@@ -272,14 +273,7 @@ TEST(LlamaGpuShapes, LongSequenceRotaryPositions) {
 
 namespace {
 
-// Rows [from, to) of every sequence of a [batch · seq, width] tensor, flattened.
-std::vector<double> rows(const std::vector<double>& t, const BlockConfig& c, int from, int to) {
-  std::vector<double> out;
-  for (int b = 0; b < c.batch; ++b)
-    out.insert(out.end(), t.begin() + (std::size_t(b) * c.seq + from) * c.hidden,
-               t.begin() + (std::size_t(b) * c.seq + to) * c.hidden);
-  return out;
-}
+using xftest::rows;
 
 }  // namespace
 
