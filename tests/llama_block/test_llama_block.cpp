@@ -271,11 +271,7 @@ TEST(LlamaGpuShapes, LongSequenceRotaryPositions) {
   std::printf("  seq 4160: %s\n", worst.c_str());
 }
 
-namespace {
-
 using xftest::rows;
-
-}  // namespace
 
 // Causality, exactly: new tokens after position p leave the outputs before p bit for bit
 // unchanged; and new output gradients before p leave the input gradients from p on unchanged
