@@ -12,8 +12,8 @@
 #   five steps ending at 30, which one spike decides (delayed: fp8 6.693 vs bf16 7.582/7.050,
 #   -5.06%). With the median of those five (train_validate.cpp since this session): delayed dropout
 #   0.1 fp8 6.758 inside bf16's 6.718-6.830; current dropout 0 fp8 6.204 vs 6.186-6.201 (+0.05%);
-#   after 200 steps +0.16% both. Recomputed from the curves with:
-#   python3 - < the snippet in the session note (median of losses[25:30] and [195:200]).
+#   after 200 steps +0.16% both (recomputed from the curves: the median of steps 26-30 and
+#   196-200 of each line of callC_losses.log).
 #   call D (.carry/s18d.sh, build fe3b48d: the median): recipe delayed, dropout 0.1 VALIDATED
 #     (callD_gpt2_delayed.json, 179.9 samples/s), dropout 0 FAILS after 30 +2.42% (callD_losses.log:
 #     fp8's spike came at step 20, bf16's at 19: fp8 one step behind from there, 2% of loss).
