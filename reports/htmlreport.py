@@ -108,9 +108,8 @@ def setup_line(run):
     return '<p class="setup">' + " · ".join(w for w in words if w) + "</p>"
 
 
-def _dtype_rank(c, at=1):
-    d = c.variants[at] if len(c.variants) > at else ""
-    return table_mod._dtype_key(d)
+def _dtype_rank(c):
+    return table_mod._dtype_key(c.axes.get("dtype", ""))
 
 
 def _best(cases, metric):
@@ -127,19 +126,20 @@ def _per(cases, key):
 
 
 def _matmul(cases):
-    sq = [c for c in cases if c.params.get("m") and c.params.get("m") == c.params.get("n") ==
-          c.params.get("k") and c.variants] or [c for c in cases if c.variants]
-    groups = _per(sq, lambda c: c.variants[0])
+    named = [c for c in cases if "dtype" in c.axes]
+    sq = [c for c in named if c.params.get("m") and c.params.get("m") == c.params.get("n") ==
+          c.params.get("k")] or named
+    groups = _per(sq, lambda c: c.axes["dtype"])
     return [_best(groups[d], "TFLOPS") for d in sorted(groups, key=table_mod._dtype_key)]
 
 
 def _vector(cases):
     """Per op, at its largest size (in HBM, not in L2), fp32 when it has it."""
     out = []
-    for op, cs in _per([c for c in cases if len(c.variants) >= 2 and "n" in c.params],
-                       lambda c: c.variants[0]).items():
-        dt = "fp32" if any(c.variants[1] == "fp32" for c in cs) else cs[0].variants[1]
-        cs = [c for c in cs if c.variants[1] == dt]
+    for op, cs in _per([c for c in cases if {"op", "dtype", "n"} <= c.axes.keys()],
+                       lambda c: c.axes["op"]).items():
+        dt = "fp32" if any(c.axes["dtype"] == "fp32" for c in cs) else cs[0].axes["dtype"]
+        cs = [c for c in cs if c.axes["dtype"] == dt]
         out.append(max(cs, key=lambda c: table_mod._key(c.params["n"])))
     return out
 
@@ -160,13 +160,14 @@ BACKEND_RANK = {"fused": 0, "flash": 1, "unfused": 2}
 def _layer(cases):
     """Per pass, the whole layer of the preferred backend (fused, the PyTorch peer's sdpa
     counterpart) and dtype, of the default model, at the most tokens."""
-    whole = [c for c in cases if "part" not in c.params and len(c.variants) >= 3
-             and {"seq", "batch"} <= c.params.keys() and "model" not in c.params]
+    whole = [c for c in cases if {"backend", "dtype", "pass", "seq", "batch"} <= c.axes.keys()
+             and "model" not in c.params]
+
     def rank(c):
         seq, batch = (loader.as_number(c.params[k]) for k in ("seq", "batch"))
         tokens = seq * batch if isinstance(seq, int) and isinstance(batch, int) else 0
-        return BACKEND_RANK.get(c.variants[0], 9), _dtype_rank(c), -tokens, -(tokens and seq)
-    passes = _per(whole, lambda c: c.variants[2])
+        return BACKEND_RANK.get(c.axes["backend"], 9), _dtype_rank(c), -tokens, -(tokens and seq)
+    passes = _per(whole, lambda c: c.axes["pass"])
     return [min(passes[p], key=rank) for p in sorted(passes, key=len)]  # fwd, then fwdbwd
 
 

@@ -96,27 +96,25 @@ def layer_tables(fam, cases):
     """The seeds' layer tables: TFLOPS with rows `fwd seq_len=S` / `fwd+bwd seq_len=S` and columns
     `batch=B`, one table per (model, backend, dtype)."""
     tables, used = [], []
-    whole = [c for c in cases if "part" not in c.params and len(c.variants) >= 3
-             and {"seq", "batch"} <= c.params.keys()]
+    whole = [c for c in cases if {"backend", "dtype", "pass", "seq", "batch"} <= c.axes.keys()]
 
     def group(c):
         extra = tuple((k, v) for k, v in c.params.items() if k not in ("seq", "batch"))
-        return c.variants[0], c.variants[1], extra
+        return c.axes["backend"], c.axes["dtype"], extra
     for (backend, dtype, extra), cs in _group(whole, group).items():
         tables.append(pivot(
             f"{_layer_title(fam, backend, dtype, extra)} — TFLOPS", cs,
-            lambda c: ((_key(c.params["seq"]), c.variants[2] != "fwd", c.variants[2]),
-                       f"{PASS_LABEL.get(c.variants[2], c.variants[2])} seq_len={c.params['seq']}"),
+            lambda c: ((_key(c.params["seq"]), c.axes["pass"] != "fwd", c.axes["pass"]),
+                       f"{PASS_LABEL.get(c.axes['pass'], c.axes['pass'])} seq_len={c.params['seq']}"),
             lambda c: (_key(c.params["batch"]), f"batch={c.params['batch']}"),
             "TFLOPS"))
         used += cs
-    parts = [c for c in cases if "part" in c.params and len(c.variants) >= 2
-             and {"seq", "batch"} <= c.params.keys()]
-    for dtype, cs in _group(parts, lambda c: c.variants[0]).items():
+    parts = [c for c in cases if {"part", "dtype", "pass", "seq", "batch"} <= c.axes.keys()]
+    for dtype, cs in _group(parts, lambda c: c.axes["dtype"]).items():
         tables.append(pivot(
             f"{fam} parts {dtype} — TFLOPS", cs,
-            lambda c: ((c.params["part"], _key(c.params["seq"]), c.variants[1]),
-                       f"{c.params['part']} {PASS_LABEL.get(c.variants[1], c.variants[1])}"
+            lambda c: ((c.params["part"], _key(c.params["seq"]), c.axes["pass"]),
+                       f"{c.params['part']} {PASS_LABEL.get(c.axes['pass'], c.axes['pass'])}"
                        f" seq_len={c.params['seq']}"),
             lambda c: (_key(c.params["batch"]), f"batch={c.params['batch']}"),
             "TFLOPS"))
@@ -125,24 +123,25 @@ def layer_tables(fam, cases):
 
 
 def matmul_tables(cases):
-    sq = [c for c in cases if c.variants and c.params.get("m") is not None
+    sq = [c for c in cases if "dtype" in c.axes and c.params.get("m") is not None
           and c.params.get("m") == c.params.get("n") == c.params.get("k")]
     tables = []
-    for layout, cs in _group(sq, lambda c: c.variants[1] if len(c.variants) > 1 else "").items():
+    for layout, cs in _group(sq, lambda c: c.axes.get("layout", "")).items():
         tables.append(pivot(
             f"Matmul {layout} square m=n=k — TFLOPS".replace("  ", " "), cs,
-            lambda c: (_dtype_key(c.variants[0]), c.variants[0]),
+            lambda c: (_dtype_key(c.axes["dtype"]), c.axes["dtype"]),
             lambda c: (_key(c.params["n"]), f"n={c.params['n']}"),
             "TFLOPS", corner="dtype"))
     return tables, sq
 
 
 def vector_tables(cases):
-    cs = [c for c in cases if len(c.variants) >= 2 and "n" in c.params]
+    cs = [c for c in cases if {"op", "dtype", "n"} <= c.axes.keys()]
     if not cs:
         return [], []
     t = pivot("Vector — GB/s", cs,
-              lambda c: ((c.variants[0], _dtype_key(c.variants[1])), f"{c.variants[0]}/{c.variants[1]}"),
+              lambda c: ((c.axes["op"], _dtype_key(c.axes["dtype"])),
+                         f"{c.axes['op']}/{c.axes['dtype']}"),
               lambda c: (_key(c.params["n"]), f"n={_pow2(c.params['n'])}"),
               "GB/s", corner="op/dtype")
     return [t], cs
@@ -165,7 +164,7 @@ def p2p_tables(cases):
     tables = []
     for (variants, size), group in _group(
             cs, lambda c: (tuple(c.variants), c.params.get("bytes", ""))).items():
-        latency = variants and variants[0] == "latency"
+        latency = group[0].axes.get("mode") == "latency"
         metric = "latency_us" if latency else "GB/s"
         title = "P2P " + " ".join(variants)
         if size:
@@ -211,9 +210,10 @@ def trainstep_tables(cases):
     samples/s of all GPUs, TFLOPS and memory per GPU, scaling and the hidden share of the
     communication as columns. Configurations without a multi-GPU case stay in the plain list."""
     def config(c):
-        return (tuple(c.variants[:3]),
+        return (tuple(c.axes[a] for a in ("backend", "model", "precision")),
                 tuple((k, v) for k, v in c.params.items() if k not in PARALLEL_PARAMS))
-    groups = _group([c for c in cases if len(c.variants) >= 3], config)
+    groups = _group([c for c in cases if {"backend", "model", "precision"} <= c.axes.keys()],
+                    config)
     tables, used = [], []
     for (variants, params), cs in groups.items():
         if not any("gpus" in c.params for c in cs):
@@ -249,7 +249,7 @@ def _mfu(c, context):
     if v is not None:
         return v
     tflops = c.value("TFLOPS")
-    peak = loader.as_number(context.get(f"peak_TFLOPS_{c.variants[2]}"))
+    peak = loader.as_number(context.get(f"peak_TFLOPS_{c.axes.get('precision')}"))
     if loader.valid(tflops) and isinstance(peak, (int, float)) and peak > 0:
         return tflops / peak * 100
     return tflops if loader.is_invalid(tflops) else None
@@ -258,9 +258,9 @@ def _mfu(c, context):
 def train_table(cases, context):
     """One row per one-GPU TrainStep configuration and xfbench backend: samples/s, TFLOPS, MFU,
     memory, then the PyTorch peer's of the same configuration and its ratio (samples/s)."""
-    one = [c for c in cases if len(c.variants) >= 3 and "gpus" not in c.params
-           and {"seq", "batch"} <= c.params.keys()]
-    own = [c for c in one if c.runner != "pytorch" and not c.variants[0].startswith("torch-")]
+    one = [c for c in cases if {"backend", "model", "precision", "seq", "batch"} <= c.axes.keys()
+           and "gpus" not in c.params]
+    own = [c for c in one if c.runner != "pytorch" and not c.axes["backend"].startswith("torch-")]
     peer = {loader.map_backend(c.name, loader.DEFAULT_BACKEND_MAP): c for c in one
             if c not in own}
     if not own and not peer:
@@ -275,7 +275,7 @@ def train_table(cases, context):
     def config(c):
         knobs = [f"{k}:{v}" for k, v in c.params.items()
                  if TRAIN_DEFAULT_KNOBS.get(k) != v and k not in ("seq", "batch")]
-        return " ".join([c.variants[1], c.variants[2], f"seq:{c.params['seq']}",
+        return " ".join([c.axes["model"], c.axes["precision"], f"seq:{c.params['seq']}",
                          f"batch:{c.params['batch']}", *knobs])
 
     def cells(c):
@@ -292,7 +292,7 @@ def train_table(cases, context):
         p = peer.get(c.name)
         if p is not None:
             paired.add(p.name)
-        rows.append((config(c), c.variants[0], c, p))
+        rows.append((config(c), c.axes["backend"], c, p))
     rows += [(config(p), "—", None, p) for p in peer.values() if p.name not in paired]
     for label, backend, c, p in rows:
         shown, raw = cells(c)
