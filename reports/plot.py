@@ -268,13 +268,14 @@ def _peak_line(ax, gbs, label):
 def matmul_figure(runs):
     def square(c):
         p = c.params
-        return p.get("m") is not None and p.get("m") == p.get("n") == p.get("k") and c.variants
+        return (p.get("m") is not None and p.get("m") == p.get("n") == p.get("k")
+                and "dtype" in c.axes)
 
     def dtype(c):
-        return next((v for v in c.variants if v in DTYPE_BYTES), c.variants[0])
+        return c.axes["dtype"]
 
-    def rest(c):  # the layout (and any other variant): a panel each when they differ
-        return "/".join(v for v in c.variants if v != dtype(c))
+    def rest(c):  # the layout (and a sweep): a panel each when they differ
+        return "/".join(c.axes[a] for a in ("kind", "layout") if a in c.axes)
     panels = {rest(c) for r in runs for c in r.by_family("Matmul") if square(c)}
     s = _series(runs, "Matmul", square, lambda c: c.params["n"], "TFLOPS", dtype,
                 rest if len(panels) > 1 else lambda c: "")
@@ -285,8 +286,8 @@ def matmul_figure(runs):
 def _vector_bytes(c):
     """Bytes a Vector launch reads and writes: n × dtype size × arrays of its op."""
     n = loader.as_number(c.params.get("n"))
-    arrays = VECTOR_ARRAYS.get(c.variants[0])
-    size = DTYPE_BYTES.get(c.variants[1]) if len(c.variants) > 1 else None
+    arrays = VECTOR_ARRAYS.get(c.axes.get("op"))
+    size = DTYPE_BYTES.get(c.axes.get("dtype"))
     if isinstance(n, int) and arrays and size:
         return n * size * arrays
     gbs, t = c.value("GB/s"), c.value("time")  # an op not listed: from its own counter
@@ -295,8 +296,8 @@ def _vector_bytes(c):
 
 def bandwidth_figure(runs, family):
     if family == "Vector":
-        s = _series(runs, "Vector", lambda c: "n" in c.params and len(c.variants) >= 2,
-                    _vector_bytes, "GB/s", lambda c: c.variants[1], lambda c: c.variants[0])
+        s = _series(runs, "Vector", lambda c: {"op", "dtype", "n"} <= c.axes.keys(),
+                    _vector_bytes, "GB/s", lambda c: c.axes["dtype"], lambda c: c.axes["op"])
         peak, l2 = hbm_peak(runs), l2_bytes(runs)
 
         def decorate(ax, panel, xs):
@@ -310,9 +311,10 @@ def bandwidth_figure(runs, family):
         return _line_figure(s, runs, "Vector bandwidth", "bytes read + written per launch",
                             "GB/s", decorate)
     if family == "Memcpy":
-        s = _series(runs, "Memcpy", lambda c: "bytes" in c.params and c.variants,
-                    lambda c: c.params["bytes"], "GB/s", lambda c: "/".join(c.variants[1:]),
-                    lambda c: c.variants[0])
+        s = _series(runs, "Memcpy", lambda c: {"direction", "bytes"} <= c.axes.keys(),
+                    lambda c: c.params["bytes"], "GB/s",
+                    lambda c: f"{c.axes['memory']}/{c.axes['engine']}",
+                    lambda c: c.axes["direction"])
         pcie, peak = pcie_peak(runs), hbm_peak(runs)
 
         def decorate(ax, panel, xs):
@@ -322,10 +324,10 @@ def bandwidth_figure(runs, family):
                 _peak_line(ax, peak, "HBM peak")
         return _line_figure(s, runs, "Memcpy bandwidth", "bytes", "GB/s", decorate)
     if family == "NCCL":
-        s = _series(runs, "NCCL", lambda c: "bytes" in c.params and c.variants,
+        s = _series(runs, "NCCL", lambda c: {"collective", "bytes"} <= c.axes.keys(),
                     lambda c: c.params["bytes"], "busbw",
-                    lambda c: c.variants[0],
-                    lambda c: f"gpus:{c.params.get('gpus', '?')} " + "/".join(c.variants[1:]))
+                    lambda c: c.axes["collective"],
+                    lambda c: f"gpus:{c.params.get('gpus', '?')} {c.axes['dtype']}")
         nvlink = nvlink_peak(runs)
 
         def decorate(ax, panel, xs):
