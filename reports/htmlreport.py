@@ -176,15 +176,17 @@ def _trainstep(cases):
     one = [c for c in cases if "gpus" not in c.params and c.variants
            and all(c.params.get(k, v) == v for k, v in table_mod.TRAIN_DEFAULT_KNOBS.items())]
 
-    def config(c):  # the name without its backend (older names have none)
-        backend = c.variants[0] in BACKEND_RANK or c.variants[0].startswith("torch-")
-        return c.name.replace(f"/{c.variants[0]}/", "/", 1) if backend else c.name
+    def backend(c):  # names of no shape (the first sessions' had no backend): none
+        return c.axes.get("backend", "")
+
+    def config(c):  # the name without its backend
+        return c.name.replace(f"/{backend(c)}/", "/", 1) if backend(c) else c.name
     out = []
     for _, cs in _per(one, config).items():
-        out.append(min(cs, key=lambda c: BACKEND_RANK.get(c.variants[0], 9)))
-    if len({c.variants[0] for c in out}) > 1:
-        best = min(BACKEND_RANK.get(c.variants[0], 9) for c in out)
-        out = [c for c in out if BACKEND_RANK.get(c.variants[0], 9) == best]
+        out.append(min(cs, key=lambda c: BACKEND_RANK.get(backend(c), 9)))
+    if len({backend(c) for c in out}) > 1:
+        best = min(BACKEND_RANK.get(backend(c), 9) for c in out)
+        out = [c for c in out if BACKEND_RANK.get(backend(c), 9) == best]
     return out or [c for c in cases if "gpus" in c.params][:3]
 
 
@@ -192,18 +194,20 @@ def _nccl(cases):
     """all-reduce (else the first op) at the most GPUs and bytes; none on one GPU (the 1-rank
     cases are a baseline without communication)."""
     cases = [c for c in cases if table_mod._key(c.params.get("gpus", 0)) > (0, 1, "")]
-    ops = _per([c for c in cases if c.variants and "bytes" in c.params], lambda c: c.variants[0])
+    ops = _per([c for c in cases if {"collective", "bytes"} <= c.axes.keys()],
+               lambda c: c.axes["collective"])
     cs = ops.get("allreduce") or next(iter(ops.values()), [])
     top = max((table_mod._key(c.params.get("gpus", 0)) for c in cs), default=None)
     return _largest([c for c in cs if table_mod._key(c.params.get("gpus", 0)) == top], "bytes",
-                    "busbw", lambda c: c.variants[0])
+                    "busbw", lambda c: c.axes["collective"])
 
 
 HEADLINES = {
     "Matmul": _matmul, "Vector": _vector,
-    "Memcpy": lambda cs: _largest(cs, "bytes", "GB/s", lambda c: c.variants[0]),
-    "P2P": lambda cs: _largest([c for c in cs if c.variants and c.variants[0] != "latency"],
-                               "bytes", "GB/s", lambda c: c.variants[0]),
+    "Memcpy": lambda cs: _largest([c for c in cs if "direction" in c.axes], "bytes", "GB/s",
+                                  lambda c: c.axes["direction"]),
+    "P2P": lambda cs: _largest([c for c in cs if c.axes.get("mode") not in (None, "latency")],
+                               "bytes", "GB/s", lambda c: c.axes["mode"]),
     "NCCL": _nccl, "TrainStep": _trainstep,
     **{fam: _layer for fam in table_mod.LAYER_FAMILIES},
 }
