@@ -1,5 +1,8 @@
 #include "xfbench/names.hpp"
 
+#include <algorithm>
+#include <exception>
+
 #include "xfbench/error.hpp"
 
 namespace xfbench {
