@@ -11,6 +11,7 @@
 #include <thread>
 
 #define XFBENCH_USE_NCCL
+#include "kernels/comm/rank_threads.hpp"
 #include "xfbench/check_libs.hpp"
 #include "xfbench/error.hpp"
 
@@ -304,8 +305,7 @@ Communicator& communicator(const std::vector<int>& devices) {
   auto comm = std::make_unique<Communicator>();
   comm->devices = devices;
   comm->comms.assign(devices.size(), nullptr);
-  int previous = 0;
-  XF_CUDA_CHECK(cudaGetDevice(&previous));
+  const OnDevice keep;  // NCCL's start-up switches devices
   if (!g_mpi) {
     comm->nranks = int(devices.size());
     for (int i = 0; i < comm->nranks; ++i) comm->ranks.push_back(i);
@@ -327,7 +327,6 @@ Communicator& communicator(const std::vector<int>& devices) {
     XF_NCCL_CHECK(ncclCommInitRank(&comm->comms[0], comm->nranks, id, world_rank()));
 #endif
   }
-  XF_CUDA_CHECK(cudaSetDevice(previous));
   c.comm = std::move(comm);
   return *c.comm;
 }

@@ -11,6 +11,7 @@
 
 #include "burn_kernels.hpp"
 #include "burn_report.hpp"
+#include "kernels/comm/rank_threads.hpp"
 #include "start_gate.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
@@ -295,12 +296,12 @@ void SlotBurn::burn(double start, double first_seconds) {
     compared_done[w % 3].record(g.check);
     queued[w & 1] = per_window;
   };
-  r_.t0 = detail::host_seconds();
+  r_.t0 = host_seconds();
   products_done[2].record(g.stream);  // window 0 starts with its first product
   enqueue(0);
   std::uint64_t counted = 0;
   for (int w = 0;; ++w) {
-    const bool more = detail::host_seconds() + 1.5 * window_estimate < deadline;
+    const bool more = host_seconds() + 1.5 * window_estimate < deadline;
     if (more) enqueue(w + 1);
     BurnWindow win;
     const Event& end = more ? products_done[w % 3] : compared_done[w % 3];
@@ -318,7 +319,7 @@ void SlotBurn::burn(double start, double first_seconds) {
     window_estimate = double(per_window) * per_product;
     if (!more) break;
   }
-  r_.t1 = detail::host_seconds();
+  r_.t1 = host_seconds();
 }
 
 // SplitMix64: the sample positions are the same on every run and GPU.
@@ -331,7 +332,7 @@ std::uint64_t mix(std::uint64_t z) {
 
 // The progress line's view of every slot: the last window and the telemetry since the last line.
 std::vector<LiveSlot> live_view(const std::vector<SlotResult>& slots, const std::deque<Live>& live,
-                                std::vector<std::unique_ptr<detail::TelemetrySampler>>& samplers,
+                                std::vector<std::unique_ptr<TelemetrySampler>>& samplers,
                                 double since, double now) {
   std::vector<LiveSlot> view;
   for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -340,7 +341,7 @@ std::vector<LiveSlot> live_view(const std::vector<SlotResult>& slots, const std:
     v.burning = live[i].burning;
     v.tflops = live[i].tflops;
     v.errors = live[i].errors;
-    const detail::TelemetryReading t = samplers[i]->read(since, now);
+    const TelemetryReading t = samplers[i]->read(since, now);
     v.temp_c = t.temp_c, v.sm_mhz = t.sm_mhz, v.power_w = t.power_w;
     view.push_back(v);
   }
@@ -373,7 +374,7 @@ BurnReport run_burn(const BurnConfig& c) {
   const std::size_t n = c.devices.size();
   report.slots.resize(n);
   std::deque<Live> live(n);
-  std::vector<std::unique_ptr<detail::TelemetrySampler>> samplers;
+  std::vector<std::unique_ptr<TelemetrySampler>> samplers;
   std::vector<std::unique_ptr<XidWatcher>> xids;
   for (std::size_t i = 0; i < n; ++i) {
     SlotResult& s = report.slots[i];
@@ -385,21 +386,19 @@ BurnReport run_burn(const BurnConfig& c) {
     s.pci_bus = pci_bus_id(s.device);
     s.peak_tflops = peaks_for(info).tflops(c.dtype);
     s.ecc_before = ecc_counts(s.device);
-    samplers.push_back(std::make_unique<detail::TelemetrySampler>(s.device));
+    samplers.push_back(std::make_unique<TelemetrySampler>(s.device));
     xids.push_back(std::make_unique<XidWatcher>(s.device));
     s.xid_status = xids.back()->status();
   }
   StartGate gate{int(n)};
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < n; ++i) {
-    threads.emplace_back([&, i] { SlotBurn(c, int(i), report.slots[i], live[i], gate).run(); });
-  }
+  k::RankThreads threads{int(n)};  // the parallel trainer's runner; each slot sets its own GPU
+  threads.start([&](int i) { SlotBurn(c, i, report.slots[i], live[i], gate).run(); });
   double last_line = 0;
   bool started = false;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(kMonitorSeconds));
     for (auto& x : xids) x->poll();
-    const double start = gate.start(), now = detail::host_seconds();
+    const double start = gate.start(), now = host_seconds();
     if (start != 0 && !started && c.on_start) c.on_start();
     started = start != 0;
     if (std::all_of(live.begin(), live.end(), [](const Live& l) { return l.done.load(); })) break;
@@ -412,7 +411,7 @@ BurnReport run_burn(const BurnConfig& c) {
                      .c_str());
     last_line = now;
   }
-  for (std::thread& t : threads) t.join();
+  threads.wait();
   for (std::size_t i = 0; i < n; ++i) {
     SlotResult& s = report.slots[i];
     xids[i]->poll();

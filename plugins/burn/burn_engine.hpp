@@ -18,9 +18,9 @@
 
 #include "burn_options.hpp"
 #include "kernels/gemm.hpp"
-#include "xfbench/detail/telemetry.hpp"  // the SDK's NVML sampler (clocks, power, energy)
 #include "xfbench/dtype.hpp"
 #include "xfbench/gpu_health.hpp"
+#include "xfbench/telemetry.hpp"  // the SDK's NVML sampler (clocks, power, energy)
 
 namespace xfbench::burn {
 
@@ -64,7 +64,7 @@ struct SlotResult {
   std::uint64_t reference_errors = 0;  // sampled elements off the float64 reference
   double reference_worst = 0;          // largest |GPU - float64| / RMS of the samples
   double t0 = 0, t1 = 0;               // host seconds of the first and last timed window
-  detail::TelemetryReading telemetry;  // over [t0, t1]
+  TelemetryReading telemetry;          // over [t0, t1]
   EccCounts ecc_before, ecc_after;
   std::vector<std::uint64_t> xids;
   std::string xid_status;

@@ -129,12 +129,12 @@ std::string summary_line(const std::string& name, const SlotResult& s) {
   if (!s.windows.empty() && mismatches(s) > 0) out += " (" + error_windows_text(s) + ")";
   out +=
       format(", reference %.0f/%.0f off", double(s.reference_errors), double(s.reference_samples));
-  const detail::TelemetryReading& r = s.telemetry;
+  const TelemetryReading& r = s.telemetry;
   if (r.samples > 0) {
     out += format(", max %.0f C, %.0f MHz, memory %.0f MHz, %.0f W", r.temp_c, r.sm_mhz, r.mem_mhz,
                   r.power_w);
     if (r.power_w > 0) out += format(", %.3f TFLOPS/W", t.overall / r.power_w);
-    if (std::string th = detail::throttle_text(r); !th.empty()) out += ", throttle: " + th;
+    if (std::string th = throttle_text(r); !th.empty()) out += ", throttle: " + th;
   } else {
     out += ", no telemetry";
   }
@@ -158,7 +158,7 @@ std::vector<std::pair<std::string, double>> burn_counters(const BurnReport& r) {
       continue;
     }
     const TflopsSummary t = tflops_summary(s);
-    const detail::TelemetryReading& tel = s.telemetry;
+    const TelemetryReading& tel = s.telemetry;
     ++ran;
     faulty_gpus += faulty(s);
     tflops += t.overall;

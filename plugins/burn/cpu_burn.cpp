@@ -23,7 +23,7 @@ namespace {
 
 constexpr unsigned kFaultBit = 22;  // the top mantissa bit: the value moves by a third or more
 
-double now() { return detail::host_seconds(); }
+double now() { return host_seconds(); }
 
 double thread_cpu_seconds() {
   timespec t{};

@@ -5,7 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "xfbench/detail/telemetry.hpp"  // host_seconds(), the time base of the burns
+#include "xfbench/telemetry.hpp"  // host_seconds(), the time base of the burns
 
 namespace xfbench::burn {
 
@@ -30,7 +30,7 @@ class StartGate {
  private:
   void count_down() {
     if (--waiting_ == 0) {
-      start_ = detail::host_seconds();
+      start_ = host_seconds();
       cv_.notify_all();
     }
   }

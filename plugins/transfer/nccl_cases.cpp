@@ -203,7 +203,7 @@ void run_nccl_case(benchmark::State& state, const NcclCase& c, const std::vector
     XF_THROW(Unsupported, format_size(c.bytes) + " is less than one " + to_string(c.dtype) +
                               " element per rank for " + std::to_string(nranks) + " ranks");
   }
-  DeviceGuard guard;
+  OnDevice guard;
   const std::size_t es = size_of(c.dtype);
   long long short_of_memory = 0;
   for (int d : devices) {

@@ -28,7 +28,7 @@ struct P2PCase {
 class PeerAccessScope {
  public:
   PeerAccessScope(int a, int b, bool enable) {
-    DeviceGuard guard;
+    OnDevice guard;
     for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
       XF_CUDA_CHECK(cudaSetDevice(from));
       cudaError_t e = enable ? cudaDeviceEnablePeerAccess(to, 0) : cudaDeviceDisablePeerAccess(to);
@@ -43,7 +43,7 @@ class PeerAccessScope {
     enabled_ = enable;
   }
   ~PeerAccessScope() {
-    DeviceGuard guard;
+    OnDevice guard;
     for (auto [from, to] : changed_) {
       cudaSetDevice(from);
       enabled_ ? cudaDeviceDisablePeerAccess(to) : cudaDeviceEnablePeerAccess(to, 0);
@@ -131,7 +131,7 @@ void run_p2p(benchmark::State& state, const P2PCase& c, const P2POptions& o) {
              "an SM copy between GPUs needs peer access; without it copies are staged through "
              "host memory by the driver (see nopeer/ce), as in p2pBandwidthLatencyTest");
   }
-  DeviceGuard guard;
+  OnDevice guard;
   PeerAccessScope access(c.src, c.dst, c.peer);
   const int streams = c.engine == Engine::ce && !c.latency ? std::max(1, o.ce_streams) : 1;
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/comm/rank_threads.hpp"
 #include "transfer_math.hpp"
 #include "xfbench/case.hpp"
 
@@ -35,17 +36,8 @@ void register_topology_case(const std::vector<int>& gpus);
 void register_nccl_cases(const std::vector<int>& gpus, const std::vector<Collective>& ops,
                          const std::vector<Dtype>& dtypes, const Sizes& sizes);
 
-// Restores the current CUDA device when it goes out of scope (multi-GPU cases switch devices).
-class DeviceGuard {
- public:
-  DeviceGuard() { cudaGetDevice(&device_); }
-  ~DeviceGuard() { cudaSetDevice(device_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int device_ = 0;
-};
+// Multi-GPU cases switch devices; OnDevice restores the current one.
+using kernels::OnDevice;
 
 // Throws Unsupported unless `bytes` more fit in 90% of the current device's free memory.
 void require_free_memory(std::size_t bytes);

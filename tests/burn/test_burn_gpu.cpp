@@ -178,7 +178,7 @@ void expect_clean_burn(Dtype t, BurnInputs inputs) {
   EXPECT_LT(s.reference_worst, reference_tolerance(t) / 3) << to_string(t) << ": tight margin";
   EXPECT_GT(tflops_summary(s).overall, 1) << to_string(t);
   EXPECT_GT(s.buffers, 10u);
-  EXPECT_GT(s.telemetry.samples, 0) << xfbench::detail::nvml_status();
+  EXPECT_GT(s.telemetry.samples, 0) << xfbench::telemetry_status();
 }
 
 TEST(BurnGpu, EveryDtypeBurnsClean) {

@@ -11,8 +11,8 @@
 
 #include "../../harness/src/host/reporters.hpp"
 #include "test_paths.hpp"
-#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/steady_state.hpp"
+#include "xfbench/telemetry.hpp"
 
 namespace {
 
@@ -143,10 +143,10 @@ TEST(SteadyState, ADriftingClockIsNotSteady) {
 
 namespace {
 // A counter stepping by `watts` x 0.1 s every 100 ms, sampled every 10 ms from t = 0.
-std::vector<xfbench::detail::TelemetrySample> energy_samples(double watts, double seconds) {
-  std::vector<xfbench::detail::TelemetrySample> s;
+std::vector<xfbench::TelemetrySample> energy_samples(double watts, double seconds) {
+  std::vector<xfbench::TelemetrySample> s;
   for (int i = 0; i * 0.01 <= seconds; ++i) {
-    xfbench::detail::TelemetrySample x;
+    xfbench::TelemetrySample x;
     x.t = i * 0.01;
     x.energy_j = 1000 + watts * 0.1 * std::floor(x.t / 0.1 + 1e-9);
     s.push_back(x);
@@ -157,16 +157,16 @@ std::vector<xfbench::detail::TelemetrySample> energy_samples(double watts, doubl
 
 TEST(Energy, PowerIsTheSlopeBetweenTheCountersSteps) {
   auto s = energy_samples(700, 3.0);
-  EXPECT_NEAR(xfbench::detail::energy_over(s, 1.0, 3.0), 700, 1e-6);
+  EXPECT_NEAR(xfbench::energy_over(s, 1.0, 3.0), 700, 1e-6);
   // A span shorter than a second is widened to the last second: ten steps, not four.
-  EXPECT_NEAR(xfbench::detail::energy_over(s, 2.55, 3.0), 700, 1e-6);
-  EXPECT_EQ(xfbench::detail::energy_over(s, 5, 6), 0);  // no samples there
-  for (auto& x : s) x.energy_j = -1;                    // no counter
-  EXPECT_EQ(xfbench::detail::energy_over(s, 1.0, 3.0), 0);
+  EXPECT_NEAR(xfbench::energy_over(s, 2.55, 3.0), 700, 1e-6);
+  EXPECT_EQ(xfbench::energy_over(s, 5, 6), 0);  // no samples there
+  for (auto& x : s) x.energy_j = -1;            // no counter
+  EXPECT_EQ(xfbench::energy_over(s, 1.0, 3.0), 0);
 }
 
 TEST(Telemetry, SummarisesOnlyTheMeasuredSpanAndNamesThrottleReasons) {
-  using xfbench::detail::TelemetrySample;
+  using xfbench::TelemetrySample;
   std::vector<TelemetrySample> s;
   // Before the span: idle at 300 W; in it: 1500 MHz, power-capped in 3 of 4 samples.
   s.push_back({0.5, 1980, 2619, 40, 300, 0x1});
@@ -174,17 +174,17 @@ TEST(Telemetry, SummarisesOnlyTheMeasuredSpanAndNamesThrottleReasons) {
   s.push_back({1.1, 1500, 2619, 62, 700, 0x4});
   s.push_back({1.2, 1500, 2619, 61, 695, 0x4 | 0x40});
   s.push_back({1.3, 1500, 2619, 63, 650, 0x0});
-  xfbench::detail::TelemetryReading r = xfbench::detail::summarize(s, 1.0, 1.3);
+  xfbench::TelemetryReading r = xfbench::summarize(s, 1.0, 1.3);
   EXPECT_EQ(r.samples, 4);
   EXPECT_DOUBLE_EQ(r.sm_mhz, 1500);
   EXPECT_DOUBLE_EQ(r.temp_c, 63);
   EXPECT_FALSE(r.power_from_energy);  // no energy counter: the mean power reading
   EXPECT_DOUBLE_EQ(r.power_w, (690 + 700 + 695 + 650) / 4.0);
-  EXPECT_EQ(xfbench::detail::throttle_text(r), "sw_power_cap 75%, hw_thermal_slowdown 25%");
-  EXPECT_EQ(xfbench::detail::summarize(s, 2, 3).samples, 0);
+  EXPECT_EQ(xfbench::throttle_text(r), "sw_power_cap 75%, hw_thermal_slowdown 25%");
+  EXPECT_EQ(xfbench::summarize(s, 2, 3).samples, 0);
 
   auto e = energy_samples(650, 2.0);
-  xfbench::detail::TelemetryReading from_energy = xfbench::detail::summarize(e, 1.0, 2.0);
+  xfbench::TelemetryReading from_energy = xfbench::summarize(e, 1.0, 2.0);
   EXPECT_TRUE(from_energy.power_from_energy);
   EXPECT_NEAR(from_energy.power_w, 650, 1e-6);
 }

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "xfbench/detail/telemetry.hpp"  // the SDK's NVML driver version
 #include "xfbench/device.hpp"
 #include "xfbench/gpu_health.hpp"
+#include "xfbench/telemetry.hpp"  // the SDK's NVML driver version
 #include "xfbench/topology.hpp"
 
 namespace xfbench::host {
@@ -55,11 +55,11 @@ std::string link_cell(int nvlinks, const std::string& pcie_path) {
 
 Inventory collect_inventory() {
   Inventory inv;
-  inv.driver = detail::nvml_driver_version();
+  inv.driver = nvml_driver_version();
   int v = 0;
   if (cudaDriverGetVersion(&v) == cudaSuccess) inv.cuda_driver = cuda_version(v);
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) inv.cuda_runtime = cuda_version(v);
-  if (inv.driver.empty()) inv.driver = "unknown (" + detail::nvml_status() + ")";
+  if (inv.driver.empty()) inv.driver = "unknown (" + telemetry_status() + ")";
   const int n = device_count();
   for (int i = 0; i < n; ++i) {
     const DeviceInfo info = read_device_info(i);

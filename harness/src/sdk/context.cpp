@@ -8,9 +8,9 @@
 
 #include "xfbench/context.hpp"
 #include "xfbench/detail/host.hpp"
-#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/flags.hpp"
+#include "xfbench/telemetry.hpp"
 #include "xfbench/timer.hpp"
 
 #ifndef XFBENCH_VERSION
@@ -118,7 +118,7 @@ void add_run_context(const std::vector<std::string>& plugin_versions) {
     driver = "CUDA " + cuda_version(d);
   }
   AddCustomContext("driver_version", driver);
-  AddCustomContext("nvml", nvml_status());
+  AddCustomContext("nvml", telemetry_status());
   const DeviceInfo& info = device_info();
   const PeakTable& peak = device_peaks();
   AddCustomContext("gpu_index", std::to_string(info.index));

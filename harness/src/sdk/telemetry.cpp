@@ -1,4 +1,4 @@
-#include "xfbench/detail/telemetry.hpp"
+#include "xfbench/telemetry.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nvml.h>
@@ -10,7 +10,7 @@
 
 #include "xfbench/nvml.hpp"
 
-namespace xfbench::detail {
+namespace xfbench {
 namespace {
 
 // The NVML functions used, bound once.
@@ -182,9 +182,9 @@ std::string nvml_driver_version() {
   return n.driver(buf, sizeof buf) == NVML_SUCCESS ? buf : "";
 }
 
-std::string nvml_status() {
+std::string telemetry_status() {
   if (xfbench::nvml_status() != "ok") return xfbench::nvml_status();
   return nvml().ok() ? "ok" : "libnvidia-ml.so.1 lacks a telemetry function";
 }
 
-}  // namespace xfbench::detail
+}  // namespace xfbench

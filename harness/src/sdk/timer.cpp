@@ -10,11 +10,11 @@
 
 #include "xfbench/case.hpp"
 #include "xfbench/counters.hpp"
-#include "xfbench/detail/telemetry.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/error.hpp"
 #include "xfbench/flags.hpp"
 #include "xfbench/memory.hpp"
+#include "xfbench/telemetry.hpp"
 
 namespace xfbench {
 namespace {
@@ -132,12 +132,12 @@ Batch prepare(cudaStream_t stream, const Launch& launch, const TimerOptions& opt
   return b;
 }
 
-void set_telemetry(benchmark::State& state, Timing& t, const detail::TelemetryReading& r) {
+void set_telemetry(benchmark::State& state, Timing& t, const TelemetryReading& r) {
   if (r.samples == 0) return;
   state.counters["sm_MHz"] = r.sm_mhz;
   state.counters["mem_MHz"] = r.mem_mhz;
   state.counters["temp_C"] = r.temp_c;
-  std::string throttle = detail::throttle_text(r);
+  std::string throttle = throttle_text(r);
   if (!throttle.empty()) add_label(state, "throttle: " + throttle);
   if (r.power_w > 0) {
     // NVML's averaged reading lags about a second: say so when the energy counter did not step.
@@ -154,8 +154,8 @@ void set_telemetry(benchmark::State& state, Timing& t, const detail::TelemetryRe
 // host clock, so telemetry (power from the energy counter included) covers the measured windows.
 void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch,
                 const TimerOptions& options, Timing& t) {
-  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
-  std::vector<double> done_at{detail::host_seconds()};  // after 0, 1, 2, ... windows
+  TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
+  std::vector<double> done_at{host_seconds()};  // after 0, 1, 2, ... windows
   std::vector<Event> events(3);  // boundaries of the window done, the one running, the next
   SteadyState rule(steady_state_options(), options.agree);
   std::size_t n = 0;
@@ -167,7 +167,7 @@ void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch
     events[(n + 2) % 3].record(stream);
     wait_for(events[(n + 1) % 3], options);
     const double seconds = events[(n + 1) % 3].elapsed_ms_since(events[n % 3]) / 1e3;
-    done_at.push_back(detail::host_seconds());
+    done_at.push_back(host_seconds());
     ++n;
     if (telemetry.power_capped()) rule.power_capped();
     if (rule.add(seconds / batch.size, seconds)) break;
@@ -196,8 +196,8 @@ void run_steady(benchmark::State& state, cudaStream_t stream, const Batch& batch
 void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch,
                const TimerOptions& options, Timing& t) {
   const bool cold = t.mode == TimingMode::cold;
-  detail::TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
-  const double t0 = detail::host_seconds();
+  TelemetrySampler telemetry(telemetry_enabled() ? selected_device() : -1);
+  const double t0 = host_seconds();
   Event start, stop;
   for (auto _ : state) {
     if (cold) flush_l2(stream);
@@ -212,7 +212,7 @@ void run_fixed(benchmark::State& state, cudaStream_t stream, const Batch& batch,
   }
   t.seconds = t.launches ? t.total_seconds / double(t.launches) : 0;
   // Cold launches alternate with L2 flushes, whose energy this power includes.
-  set_telemetry(state, t, telemetry.stop(t0, detail::host_seconds()));
+  set_telemetry(state, t, telemetry.stop(t0, host_seconds()));
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include "kernels/adamw.hpp"
 #include "kernels/comm/nccl_comm.hpp"
 #include "kernels/grad_norm.hpp"
-#include "rank_threads.hpp"
 #include "tensor_parallel.hpp"
 #include "xfbench/memory.hpp"
 #define XFBENCH_USE_NCCL
@@ -44,12 +43,6 @@ T* at(void* base, std::size_t elements) {
 }
 
 }  // namespace
-
-OnDevice::OnDevice(int device) {
-  XF_CUDA_CHECK(cudaGetDevice(&previous_));
-  XF_CUDA_CHECK(cudaSetDevice(device));
-}
-OnDevice::~OnDevice() { cudaSetDevice(previous_); }
 
 const char* to_string(Parallelism p) {
   return p == Parallelism::dp ? "dp" : p == Parallelism::zero2 ? "zero2" : "tp";
@@ -121,7 +114,7 @@ struct ParallelTrainer::Impl {
   bool timing = false;
   // One host thread per local rank: one thread enqueueing every rank's thousands of launches per
   // step would start the later ranks late, and each collective waits for the last rank.
-  std::unique_ptr<RankThreads> threads;
+  std::unique_ptr<kernels::RankThreads> threads;
 
   // f(rank) on every local rank's thread with its device current; returns when all have.
   void each_rank(const std::function<void(Rank&)>& f) {
@@ -183,7 +176,7 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   }
   Rank& first = *m.ranks.front();
   const std::size_t element_bytes = first.flat.element_bytes;
-  m.threads = std::make_unique<RankThreads>(devices);
+  m.threads = std::make_unique<kernels::RankThreads>(devices);
   if (!tp)  // tp reduces inside the blocks: no buckets
     m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
                           std::max<std::size_t>(bucket_bytes / element_bytes, 1));

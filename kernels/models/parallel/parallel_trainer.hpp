@@ -18,8 +18,8 @@
 //          input gradients in the backward, and each rank's AdamW updates its shard and the
 //          parameters every rank holds whole (same gradients, same result). Not combined with dp.
 //
-// Each local rank's step is enqueued by its own host thread (rank_threads.hpp). No host
-// synchronisation inside a step: the ranks' streams start from an event on the caller's stream
+// Each local rank's step is enqueued by its own host thread (kernels/comm/rank_threads.hpp). No
+// host synchronisation inside a step: the ranks' streams start from an event on the caller's stream
 // and the caller's stream waits for all of them.
 #pragma once
 
@@ -31,22 +31,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/comm/rank_threads.hpp"
 #include "kernels/models/language_model.hpp"
 #include "parallel_plan.hpp"
 
 namespace xfbench::train {
 
-// Makes `device` current; restores the previous one when it goes out of scope.
-class OnDevice {
- public:
-  explicit OnDevice(int device);
-  ~OnDevice();
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
+using kernels::OnDevice;  // the device guard of the comm floor
 
 enum class Parallelism { dp, zero2, tp };
 const char* to_string(Parallelism p);

@@ -1,6 +1,7 @@
 // Tensor parallelism's host side (parallel_trainer.hpp's tp): a tensor-parallel block calls its
 // all-reduce between its own kernels (kernels/models/transformer_block.hpp, TpReduce), on the
-// rank's own thread (rank_threads.hpp), all ranks making the same NCCL calls in the same order.
+// rank's own thread (kernels/comm/rank_threads.hpp), all ranks making the same NCCL calls in the
+// same order.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -10,15 +11,16 @@
 
 #include "xfbench/error.hpp"
 
-namespace xfbench::train {
+namespace xfbench::kernels {
 
 struct RankThreads::Impl {
-  std::vector<int> devices;
+  std::vector<int> devices;  // -1: the job makes its own current
   std::mutex mutex;
   std::condition_variable wake, finished;
-  const std::function<void(int)>* job = nullptr;
-  std::uint64_t generation = 0;  // of the job posted last
+  std::function<void(int)> job;
+  std::uint64_t generation = 0;  // of the job started last
   int pending = 0;               // threads still running it
+  bool started = false;          // a job not yet waited for
   bool stop = false;
   std::vector<std::exception_ptr> errors;
   std::vector<std::thread> threads;
@@ -26,23 +28,26 @@ struct RankThreads::Impl {
   void loop(int i) {
     std::uint64_t seen = 0;
     for (;;) {
-      const std::function<void(int)>* f = nullptr;
       {
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [&] { return stop || generation != seen; });
         if (stop) return;
         seen = generation;
-        f = job;
       }
-      try {
-        XF_CUDA_CHECK(cudaSetDevice(devices[i]));
-        (*f)(i);
+      try {  // `job` stays as it is until every thread is done with it
+        if (devices[i] >= 0) XF_CUDA_CHECK(cudaSetDevice(devices[i]));
+        job(i);
       } catch (...) {
         errors[i] = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(mutex);
       if (--pending == 0) finished.notify_all();
     }
+  }
+  void join_job() {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, [&] { return pending == 0; });
+    started = false;
   }
 };
 
@@ -54,6 +59,7 @@ RankThreads::RankThreads(const std::vector<int>& devices) : impl_(std::make_uniq
 }
 
 RankThreads::~RankThreads() {
+  impl_->join_job();
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stop = true;
@@ -62,20 +68,33 @@ RankThreads::~RankThreads() {
   for (std::thread& t : impl_->threads) t.join();
 }
 
-void RankThreads::run(const std::function<void(int)>& f) {
+RankThreads::RankThreads(int count) : RankThreads(std::vector<int>(std::max(count, 0), -1)) {}
+
+int RankThreads::size() const { return int(impl_->threads.size()); }
+
+void RankThreads::start(std::function<void(int)> f) {
   Impl& m = *impl_;
   {
     std::lock_guard<std::mutex> lock(m.mutex);
-    m.job = &f;
+    if (m.started)
+      XF_THROW(InvalidArgument,
+               "rank threads: a job was started before the last one was waited for");
+    m.job = std::move(f);
     m.pending = int(m.threads.size());
-    for (std::exception_ptr& e : m.errors) e = nullptr;
+    m.started = true;
     ++m.generation;
   }
   m.wake.notify_all();
-  std::unique_lock<std::mutex> lock(m.mutex);
-  m.finished.wait(lock, [&] { return m.pending == 0; });
-  for (const std::exception_ptr& e : m.errors)
-    if (e) std::rethrow_exception(e);
 }
 
-}  // namespace xfbench::train
+void RankThreads::wait() {
+  impl_->join_job();
+  std::exception_ptr first;
+  for (std::exception_ptr& e : impl_->errors) {
+    if (e && !first) first = e;
+    e = nullptr;  // said once
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace xfbench::kernels

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace xfbench::detail {
+namespace xfbench {
 
 // Seconds on the host's steady clock: the time base of samples and energy readings.
 double host_seconds();
@@ -76,6 +76,7 @@ class TelemetrySampler {
 };
 
 std::string nvml_driver_version();  // "" when NVML is unavailable
-std::string nvml_status();          // "ok" or why NVML is unavailable
+std::string
+telemetry_status();  // "ok" or why NVML (or one of its telemetry functions) is unavailable
 
-}  // namespace xfbench::detail
+}  // namespace xfbench
