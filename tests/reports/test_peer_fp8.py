@@ -13,8 +13,8 @@ import types
 import pytest
 
 from reports import loader
-from test_peer_torch import (LLAMA_DEFAULT_NAMES, LLAMA_TRAIN_NAMES, SCRIPT, FakeTrainTorch, names,
-                             peer)
+from peer_torch_helpers import (LLAMA_DEFAULT_NAMES, LLAMA_TRAIN_NAMES, SCRIPT, FakeTrainTorch,
+                                names, peer)
 
 FP8 = peer.builders.fp8
 INSTALL = "torchao not installed: pip install torchao==0.18.0"

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from reports import loader
-from test_peer_torch import FakeGpu, FakeTorch  # a GPU clock advanced by each launch
+from peer_torch_helpers import FakeGpu, FakeTorch  # a GPU clock advanced by each launch
 
 SCRIPT = os.path.join(ROOT, "reports", "peer_torch.py")
 WRAPPER = os.path.join(ROOT, "plugins", "transfer", "torch_allreduce.py")
@@ -405,7 +405,7 @@ def measure(gpu, dist, monkeypatch):
 
 
 def test_rank_0_stops_where_one_process_does_with_two_windows_queued(monkeypatch):
-    # As test_peer_torch.py's steady test: 2^-10 s launches, batch 10, the rule stops after
+    # As test_peer_steady.py's steady test: 2^-10 s launches, batch 10, the rule stops after
     # window 73 (52 measured). Rank 0's decision is read one window later: 75 windows queued.
     gpu = FakeGpu(2.0 ** -10)
     rep = measure(gpu, FakeDist(gpu), monkeypatch)
