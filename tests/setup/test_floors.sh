@@ -20,3 +20,8 @@ for want in "kernels/gemm.cu: includes kernels/models/block.hpp" \
 done
 [ "$(wc -l <<<"$out")" -eq 4 ] || { echo "FAIL: expected 4 lines:"; echo "$out"; exit 1; }
 "$here/check_floors.py" "$here/../.."
+# The README draws the include graph between the floors: its copy is the tree's.
+readme="$here/../../README.md"
+while IFS= read -r line; do
+  grep -qxF "$line" "$readme" || { echo "FAIL: README's floor graph lacks: $line"; exit 1; }
+done < <("$here/check_floors.py" --graph "$here/../..")
