@@ -1,6 +1,9 @@
 // T5's and Llama's FFN activations with their dropout (see activation.hpp) on the element-wise
 // skeleton of detail/elementwise.cuh.
 #include "kernels/activation.hpp"
+
+#include <type_traits>
+
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
@@ -70,7 +73,7 @@ struct GatedForward {
   int C;
   GateAct kind;
   DropoutMask drop;
-  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+  __device__ void value(size_t off, int col, float (&v)[kVec]) const {
     const size_t gate = 2 * off - col;
     float lin[kVec];
     detail::load8(v, pre + gate);
@@ -78,6 +81,9 @@ struct GatedForward {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = gate_value(v[j], kind) * lin[j];
     apply_dropout(v, drop, off);
+  }
+  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+    value(off, col, v);
     detail::store8(act + off, v);
   }
 };
@@ -139,10 +145,15 @@ GateAct gate_act(Gelu kind) { return kind == Gelu::erf ? GateAct::gelu_erf : Gat
 
 template <class T>
 void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dropout dropout,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, const Fp8Output* fp8) {
   detail::require_row_shape(N, C, 1 << 29, "gated_dropout_forward");
-  check(std::size_t(N) * C, {act, pre}, dropout.p, "gated_dropout_forward");
-  detail::for_each_vector(GatedForward<T>{act, pre, C, gate, DropoutMask(dropout)}, N, C, stream);
+  const bool to_fp8 = fp8 && fp8->q;
+  check(std::size_t(N) * C, {to_fp8 ? pre : act, pre}, dropout.p, "gated_dropout_forward");
+  const GatedForward<T> op{act, pre, C, gate, DropoutMask(dropout)};
+  if (!to_fp8) return detail::for_each_vector(op, N, C, stream);
+  if (std::is_same_v<T, float>)
+    XF_THROW(InvalidArgument, "gated_dropout_forward: an FP8 output from fp32 storage");
+  detail::for_each_vector_fp8(op, N, C, *fp8, stream);
 }
 
 template <class T>
@@ -154,12 +165,13 @@ void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, 
                           stream);
 }
 
-#define XF_INSTANTIATE(T)                                                                         \
-  template void relu_dropout_forward<T>(T*, const T*, std::size_t, Dropout, cudaStream_t);        \
-  template void relu_dropout_backward<T>(T*, const T*, const T*, std::size_t, Dropout,            \
-                                         cudaStream_t);                                           \
-  template void gated_dropout_forward<T>(T*, const T*, int, int, GateAct, Dropout, cudaStream_t); \
-  template void gated_dropout_backward<T>(T*, const T*, const T*, int, int, GateAct, Dropout,     \
+#define XF_INSTANTIATE(T)                                                                        \
+  template void relu_dropout_forward<T>(T*, const T*, std::size_t, Dropout, cudaStream_t);       \
+  template void relu_dropout_backward<T>(T*, const T*, const T*, std::size_t, Dropout,           \
+                                         cudaStream_t);                                          \
+  template void gated_dropout_forward<T>(T*, const T*, int, int, GateAct, Dropout, cudaStream_t, \
+                                         const Fp8Output*);                                      \
+  template void gated_dropout_backward<T>(T*, const T*, const T*, int, int, GateAct, Dropout,    \
                                           cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)

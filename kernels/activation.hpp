@@ -34,9 +34,11 @@ enum class GateAct { gelu_erf, gelu_tanh, silu };
 GateAct gate_act(Gelu kind);  // the GELU of that form
 
 // act [N, C] = dropout(f(pre[:, :C]) · pre[:, C:]) from pre [N, 2C], f the gate's activation.
+// fp8 (nullable): when its q is set, act (then nullable) is written there in FP8 instead, with the
+// amax in the same pass (fp8.hpp: Fp8Output; bf16 or fp16 storage).
 template <class T>
 void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dropout dropout,
-                           cudaStream_t stream);
+                           cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · f'(gate),
 // dlinear = g · f(gate). dpre must not alias pre.

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/detail/vec.cuh"
+#include "kernels/detail/fp8_store.cuh"
 #include "kernels/fp8.hpp"
 #include "xfbench/error.hpp"
 
@@ -73,39 +73,6 @@ __global__ void update_delayed_kernel(Parts p, int n, int len, int margin) {
   if (threadIdx.x == 0) *p.position = (pos + 1) % len;
 }
 
-// Non-negative floats order as their bit patterns.
-__device__ __forceinline__ void atomic_max_abs(float* target, float v) {
-  atomicMax(reinterpret_cast<unsigned*>(target), __float_as_uint(v));
-}
-
-// Block-wide max and sum, then one atomic each per block.
-__device__ __forceinline__ void publish(float amax, unsigned long long over, float* amax_out,
-                                        unsigned long long* over_out, bool record_amax) {
-  for (int o = 16; o > 0; o >>= 1) {
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    over += __shfl_xor_sync(0xffffffffu, over, o);
-  }
-  __shared__ float s_amax[32];
-  __shared__ unsigned long long s_over[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  if (lane == 0) s_amax[warp] = amax, s_over[warp] = over;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < warps; ++w) amax = fmaxf(amax, s_amax[w]), over += s_over[w];
-    if (record_amax) atomic_max_abs(amax_out, amax);
-    if (over) atomicAdd(over_out, over);
-  }
-}
-
-__device__ __forceinline__ float clip_of(__nv_fp8_interpretation_t f) {
-  return fp8_clip(f == __NV_E4M3 ? Fp8Format::e4m3 : Fp8Format::e5m2);
-}
-
-__device__ __forceinline__ __nv_fp8x2_storage_t cvt2(float a, float b,
-                                                     __nv_fp8_interpretation_t f) {
-  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, f);
-}
-
 // Eight bf16 values at x (16-byte aligned) times s as eight FP8 bytes; amax m and the clipped
 // count `over` carried along.
 __device__ __forceinline__ uint2 cast8(const __nv_bfloat16* x, float s, float clip,
@@ -113,18 +80,11 @@ __device__ __forceinline__ uint2 cast8(const __nv_bfloat16* x, float s, float cl
                                        unsigned long long& over) {
   float a[detail::kVec];
   detail::load8(a, x);
-  union {
-    uint2 raw;
-    __nv_fp8x2_storage_t pair[4];
-  } u;
-#pragma unroll
-  for (int j = 0; j < detail::kVec; j += 2) {
-    m = fmaxf(m, fmaxf(fabsf(a[j]), fabsf(a[j + 1])));
-    const float y0 = a[j] * s, y1 = a[j + 1] * s;
-    over += (fabsf(y0) > clip) + (fabsf(y1) > clip);
-    u.pair[j / 2] = cvt2(y0, y1, f);
-  }
-  return u.raw;
+  return detail::fp8_cast8(a, s, clip, f, m, over);
+}
+
+__device__ __forceinline__ float clip_of(__nv_fp8_interpretation_t f) {
+  return fp8_clip(f == __NV_E4M3 ? Fp8Format::e4m3 : Fp8Format::e5m2);
 }
 
 // The scale this cast uses: the delayed recipe's as held; the current recipe's from the amax just
@@ -150,7 +110,7 @@ __global__ void amax_kernel(const __nv_bfloat16* x, std::size_t n8, float* amax)
 #pragma unroll
     for (int j = 0; j < detail::kVec; ++j) m = fmaxf(m, fabsf(f[j]));
   }
-  publish(m, 0, amax, nullptr, true);
+  detail::fp8_publish(m, 0, amax, nullptr, true);
 }
 
 __global__ void cast_kernel(std::uint8_t* q, const __nv_bfloat16* x, std::size_t n8, Parts p, int i,
@@ -163,17 +123,34 @@ __global__ void cast_kernel(std::uint8_t* q, const __nv_bfloat16* x, std::size_t
     *reinterpret_cast<uint2*>(q + v * detail::kVec) =
         cast8(x + v * detail::kVec, s, clip, f, m, over);
   }
-  publish(m, over, p.amax + i, p.overflow, !current);
+  detail::fp8_publish(m, over, p.amax + i, p.overflow, !current);
   if (current) publish_current_scale(p, i, s);
 }
 
 // A 64 x 64 tile per block of 256 threads: each thread casts two 8-wide row vectors, writes them
 // to q and to a byte tile in shared memory, and then one 16-byte column run of the tile to qt.
 constexpr int kTile = 64;
+using Tile = std::uint8_t[kTile][kTile + 16];  // rows padded: the column reads spread over banks
+
+// The tile at (r0, c0) of a [rows, cols] matrix into qt [cols, rows]: each of 256 threads stores
+// one 16-byte column run.
+__device__ __forceinline__ void store_column_run(std::uint8_t* qt, const Tile& tile, int r0, int c0,
+                                                 int rows, int cols) {
+  const int c = threadIdx.x / (kTile / 16), r = (threadIdx.x % (kTile / 16)) * 16;
+  if (c0 + c >= cols || r0 + r >= rows) return;
+  union {
+    uint4 raw;
+    std::uint8_t b[16];
+  } u;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) u.b[j] = tile[r + j][c];
+  *reinterpret_cast<uint4*>(qt + std::size_t(c0 + c) * rows + r0 + r) = u.raw;
+}
+
 __global__ void cast_transpose_kernel(std::uint8_t* q, std::uint8_t* qt, const __nv_bfloat16* x,
                                       int rows, int cols, Parts p, int i,
                                       __nv_fp8_interpretation_t f, bool current, int margin) {
-  __shared__ std::uint8_t tile[kTile][kTile + 16];
+  __shared__ Tile tile;
   const float s = cast_scale(p, i, current, margin), clip = clip_of(f);
   const int r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
   float m = 0.f;
@@ -189,20 +166,24 @@ __global__ void cast_transpose_kernel(std::uint8_t* q, std::uint8_t* qt, const _
     *reinterpret_cast<uint2*>(&tile[r][c]) = bytes;
   }
   __syncthreads();
-  if (qt) {
-    const int c = threadIdx.x / (kTile / 16), r = (threadIdx.x % (kTile / 16)) * 16;
-    if (c0 + c < cols && r0 + r < rows) {
-      union {
-        uint4 raw;
-        std::uint8_t b[16];
-      } u;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) u.b[j] = tile[r + j][c];
-      *reinterpret_cast<uint4*>(qt + std::size_t(c0 + c) * rows + r0 + r) = u.raw;
-    }
-  }
-  publish(m, over, p.amax + i, p.overflow, !current);
+  if (qt) store_column_run(qt, tile, r0, c0, rows, cols);
+  detail::fp8_publish(m, over, p.amax + i, p.overflow, !current);
   if (current) publish_current_scale(p, i, s);
+}
+
+// qt = qᵀ in 64 x 64 byte tiles, 256 threads: each loads one 16-byte row run of the tile and
+// stores one 16-byte column run.
+__global__ void transpose_kernel(std::uint8_t* qt, const std::uint8_t* q, int rows, int cols) {
+  __shared__ Tile tile;
+  const int r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
+  {
+    const int r = threadIdx.x / (kTile / 16), c = (threadIdx.x % (kTile / 16)) * 16;
+    if (r0 + r < rows && c0 + c < cols)
+      *reinterpret_cast<uint4*>(&tile[r][c]) =
+          *reinterpret_cast<const uint4*>(q + std::size_t(r0 + r) * cols + c0 + c);
+  }
+  __syncthreads();
+  store_column_run(qt, tile, r0, c0, rows, cols);
 }
 
 __global__ void dequantize_kernel(float* x, const std::uint8_t* q, std::size_t n,
@@ -214,9 +195,7 @@ __global__ void dequantize_kernel(float* x, const std::uint8_t* q, std::size_t n
   }
 }
 
-__nv_fp8_interpretation_t interp(Fp8Format f) {
-  return f == Fp8Format::e4m3 ? __NV_E4M3 : __NV_E5M2;
-}
+using detail::fp8_interp;
 
 unsigned grid_for(std::size_t work, int threads) {
   return unsigned(std::clamp<std::size_t>((work + threads - 1) / threads, 1, 132 * 8));
@@ -323,7 +302,7 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
   if (current) measure_amax(x, n, s, i, stream);
   const Parts p = parts_of(s);
   cast_kernel<<<grid_for(n / detail::kVec, 256), 256, 0, stream>>>(
-      static_cast<std::uint8_t*>(q), x, n / detail::kVec, p, i, interp(s.format(i)), current,
+      static_cast<std::uint8_t*>(q), x, n / detail::kVec, p, i, fp8_interp(s.format(i)), current,
       s.config().margin);
   XF_CUDA_CHECK_LAUNCH();
 }
@@ -342,7 +321,25 @@ void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int
   const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
   cast_transpose_kernel<<<grid, 256, 0, stream>>>(
       static_cast<std::uint8_t*>(q), static_cast<std::uint8_t*>(qt), x, rows, cols, p, i,
-      interp(s.format(i)), current, s.config().margin);
+      fp8_interp(s.format(i)), current, s.config().margin);
+  XF_CUDA_CHECK_LAUNCH();
+}
+
+void check_fp8_output(const Fp8Output& out) {
+  if (!out.q) return;
+  if (!out.scales) XF_THROW(InvalidArgument, "fp8 output without its scales");
+  check_index(*out.scales, out.i);
+  if (reinterpret_cast<std::uintptr_t>(out.q) % 16)
+    XF_THROW(InvalidArgument, "fp8 output: not 16-byte aligned");
+}
+
+void fp8_transpose(void* qt, const void* q, int rows, int cols, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16)
+    XF_THROW(InvalidArgument, "fp8_transpose: " + std::to_string(rows) + " x " +
+                                  std::to_string(cols) + ": both multiples of 16");
+  const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
+  transpose_kernel<<<grid, 256, 0, stream>>>(static_cast<std::uint8_t*>(qt),
+                                             static_cast<const std::uint8_t*>(q), rows, cols);
   XF_CUDA_CHECK_LAUNCH();
 }
 
@@ -350,7 +347,7 @@ void fp8_dequantize(float* x, const void* q, std::size_t n, Fp8Format f, const f
                     cudaStream_t stream) {
   if (n == 0) return;
   dequantize_kernel<<<grid_for(n, 256), 256, 0, stream>>>(x, static_cast<const std::uint8_t*>(q), n,
-                                                          interp(f), scale_inv);
+                                                          fp8_interp(f), scale_inv);
   XF_CUDA_CHECK_LAUNCH();
 }
 

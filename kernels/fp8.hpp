@@ -125,6 +125,22 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
 void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
                         const Fp8Scales& scales, int i, cudaStream_t stream, bool recast = false);
 
+// A producer's output written in FP8 where an FP8 product reads it next (a norm's, an
+// activation's): q [rows, cols] gets tensor i of `scales` as fp8_cast would write it, in the
+// producer's own pass (a recipe measuring its own amax runs the producer twice: measuring, then
+// writing). Its bytes serve the forward product as they are and, transposed (fp8_transpose), the
+// weight gradient: nothing is cast again from a bf16 copy, and none is kept.
+struct Fp8Output {
+  void* q = nullptr;  // nullptr: the producer writes its own type
+  const Fp8Scales* scales = nullptr;
+  int i = 0;
+};
+// InvalidArgument: q without scales, i out of range, q not 16-byte aligned.
+void check_fp8_output(const Fp8Output& out);
+
+// qt [cols, rows] = q [rows, cols]ᵀ, FP8 bytes (rows % 16 == 0, cols % 16 == 0).
+void fp8_transpose(void* qt, const void* q, int rows, int cols, cudaStream_t stream);
+
 // x = q · scale_inv for n FP8 elements, in fp32 (exact: tests and validation).
 void fp8_dequantize(float* x, const void* q, std::size_t n, Fp8Format f, const float* scale_inv,
                     cudaStream_t stream);

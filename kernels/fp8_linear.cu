@@ -62,9 +62,9 @@ struct Fp8Linear::Impl {
     return static_cast<std::uint8_t*>(p);
   }
   const float* inv(int which) const { return scales.scale_inv(first + which); }
-  GemmOperands fwd_ops(const void* bias, void* y) const {
+  GemmOperands fwd_ops(const void* x, const void* bias, void* y) const {
     GemmOperands o;
-    o.a = xq, o.b = wq, o.c = y, o.bias = bias;
+    o.a = x, o.b = wq, o.c = y, o.bias = bias;
     o.a_scale = inv(kX), o.b_scale = inv(kW);
     return o;
   }
@@ -128,9 +128,17 @@ void Fp8Linear::forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y
                         const __nv_bfloat16* bias) {
   Impl& m = *impl_;
   fp8_cast(m.xq, x, std::size_t(m.T) * m.K, m.scales, m.first + kX, s);
+  forward_fp8(s, m.xq, y, bias);
+}
+
+Fp8Output Fp8Linear::input(void* q) const { return {q, &impl_->scales, impl_->first + kX}; }
+
+void Fp8Linear::forward_fp8(cudaStream_t s, const void* xq, __nv_bfloat16* y,
+                            const __nv_bfloat16* bias) {
+  Impl& m = *impl_;
   if (bias && !m.fwd_bias)
     m.fwd_bias = &gemm_plan(fp8_nt(m.T, m.M, m.K, false, ElemType::bf16, Epilogue::bias));
-  (bias ? m.fwd_bias : m.fwd)->run(s, m.fwd_ops(bias, y));
+  (bias ? m.fwd_bias : m.fwd)->run(s, m.fwd_ops(xq, bias, y));
 }
 
 void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy) {
@@ -157,6 +165,13 @@ void Fp8Linear::backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw
   m.wgrad->run(s, m.wgrad_ops(dw));
 }
 
+void Fp8Linear::backward_weight_fp8(cudaStream_t s, const void* xq, void* dw) {
+  Impl& m = *impl_;
+  if (!m.wgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
+  fp8_transpose(m.xqt, xq, m.T, m.K, s);
+  m.wgrad->run(s, m.wgrad_ops(dw));
+}
+
 void Fp8Linear::tune(cudaStream_t s) {
   Impl& m = *impl_;
   // Outputs of the search: scratch of the right sizes (their values are overwritten anyway).
@@ -164,7 +179,7 @@ void Fp8Linear::tune(cudaStream_t s) {
   XF_CUDA_CHECK(cudaMalloc(&y, std::size_t(m.T) * m.M * 2));
   XF_CUDA_CHECK(cudaMalloc(&dx, std::size_t(m.T) * m.K * 2));
   XF_CUDA_CHECK(cudaMalloc(&dw, std::size_t(m.M) * m.K * elem_size(m.dw_type)));
-  if (!m.fwd->tuned()) m.fwd->tune(s, m.fwd_ops(nullptr, y));
+  if (!m.fwd->tuned()) m.fwd->tune(s, m.fwd_ops(m.xq, nullptr, y));
   if (m.dgrad && !m.dgrad->tuned()) m.dgrad->tune(s, m.dgrad_ops(dx));
   if (m.wgrad && !m.wgrad->tuned()) m.wgrad->tune(s, m.wgrad_ops(dw));
   XF_CUDA_CHECK(cudaStreamSynchronize(s));

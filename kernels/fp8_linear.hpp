@@ -14,8 +14,9 @@
 // the gradients with its periodic promotion, as TransformerEngine's defaults). The scales are three
 // consecutive tensors of an Fp8Scales (x e4m3, W e4m3, dy e5m2: fp8_linear_formats()). The weight
 // is cast once per step (cast_weight) into copies of this object's; the backward casts x again from
-// the bf16 input the caller keeps, so FP8 saves nothing beyond bf16's activations. The step's FP8
-// copies of x and dy are scratch, which a model places once for all its layers
+// the bf16 input the caller keeps or, where x's producer wrote it in FP8 (input(), forward_fp8),
+// transposes the FP8 x the caller keeps instead (backward_weight_fp8): half the bytes kept. The
+// step's FP8 copies of x and dy are scratch, which a model places once for all its layers
 // (Fp8LinearOptions::scratch).
 #pragma once
 
@@ -62,6 +63,12 @@ class Fp8Linear {
   // y = x·Wᵀ + bias (bias [out], nullable): casts x, then the product.
   void forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y,
                const __nv_bfloat16* bias = nullptr);
+  // Where a producer (a norm, an activation) writes this layer's input x [T, in] in FP8 instead of
+  // bf16: q (16-byte aligned, T·in bytes, the caller's) as tensor x of this layer's scales.
+  Fp8Output input(void* q) const;
+  // y = x·Wᵀ + bias from x already in FP8 (written through input()): forward without its cast.
+  void forward_fp8(cudaStream_t s, const void* xq, __nv_bfloat16* y,
+                   const __nv_bfloat16* bias = nullptr);
   // dy [T, out] -> its e5m2 copy and transpose: before either backward product (the two may then
   // run on different streams).
   void cast_grad(cudaStream_t s, const __nv_bfloat16* dy);
@@ -71,6 +78,8 @@ class Fp8Linear {
                      const __nv_bfloat16* c_in = nullptr);
   // dW = dyᵀ·x: x exactly the forward's bf16 input, cast again here with the forward's scale.
   void backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw);
+  // dW = dyᵀ·x from the FP8 x forward_fp8 read (kept by the caller): transposed, not cast again.
+  void backward_weight_fp8(cudaStream_t s, const void* xq, void* dw);
 
   // Searches each product's algorithms on this layer's buffers (synchronises; outside timing).
   void tune(cudaStream_t s);

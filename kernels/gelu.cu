@@ -4,6 +4,8 @@
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 #include "kernels/gelu.hpp"
 
+#include <type_traits>
+
 namespace xfbench::kernels {
 namespace {
 
@@ -18,7 +20,7 @@ struct BiasGeluForward {
   const T* inp;
   const T* bias;
   Gelu kind;
-  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+  __device__ void value(size_t off, int col, float (&v)[kVec]) const {
     detail::load8(v, inp + off);
     if (bias) {
       float b[kVec];
@@ -28,6 +30,9 @@ struct BiasGeluForward {
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[j] = gelu(v[j], kind);
+  }
+  __device__ void operator()(size_t off, int col, float (&v)[kVec]) const {
+    value(off, col, v);
     detail::store8(out + off, v);
   }
 };
@@ -64,9 +69,16 @@ void check(int N, int C, int max_c, std::initializer_list<const void*> ptrs, con
 
 template <class T>
 void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu kind,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, const Fp8Output* fp8) {
   check(N, C, 1 << 30, {out, inp, bias}, "bias_gelu_forward");
-  detail::for_each_vector(BiasGeluForward<T>{out, inp, bias, kind}, N, C, stream);
+  const BiasGeluForward<T> op{out, inp, bias, kind};
+  if (fp8 && fp8->q) {
+    if (std::is_same_v<T, float>)
+      XF_THROW(InvalidArgument, "bias_gelu_forward: an FP8 output from fp32 storage");
+    return detail::for_each_vector_fp8(op, N, C, *fp8, stream);
+  }
+  if (!out) XF_THROW(InvalidArgument, "bias_gelu_forward: no output");
+  detail::for_each_vector(op, N, C, stream);
 }
 
 template <class T>
@@ -83,7 +95,8 @@ void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const 
 }
 
 #define XF_INSTANTIATE(T)                                                                     \
-  template void bias_gelu_forward<T>(T*, const T*, const T*, int, int, Gelu, cudaStream_t);   \
+  template void bias_gelu_forward<T>(T*, const T*, const T*, int, int, Gelu, cudaStream_t,    \
+                                     const Fp8Output*);                                       \
   template void bias_gelu_backward<T>(T*, T*, float*, const T*, const T*, const T*, int, int, \
                                       Gelu, cudaStream_t);
 XF_INSTANTIATE(__half)

@@ -12,10 +12,14 @@ namespace xfbench::kernels {
 
 enum class Gelu { erf, tanh };
 
-// out = gelu(inp + bias) (bias [C] nullable). out may alias inp.
+struct Fp8Output;  // fp8.hpp
+
+// out = gelu(inp + bias) (bias [C] nullable). out may alias inp. fp8 (nullable): when its q is
+// set, out (then nullable) is written there in FP8 instead, with the amax in the same pass
+// (fp8.hpp: Fp8Output; bf16 or fp16 storage).
 template <class T>
 void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu kind,
-                       cudaStream_t stream);
+                       cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // dinp = dout * gelu'(inp + bias), with inp the pre-activation given to the forward. dbias
 // (nullable) = column sums of dinp, deterministic, using `scratch` (norm_backward_scratch_bytes(C)

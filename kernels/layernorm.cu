@@ -1,10 +1,12 @@
 // LayerNorm / RMSNorm forward and backward (see layernorm.hpp). One row group of WPR warps per row,
 // the row in registers (VPT 8-element vectors per thread), two-pass mean/variance in fp32.
+#include "kernels/detail/fp8_store.cuh"
 #include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage (tf32/fp32 steps)
 #include "kernels/detail/reduce.cuh"
 #include "kernels/layernorm.hpp"
 
 #include <tuple>
+#include <type_traits>
 
 namespace xfbench::kernels {
 namespace {
@@ -27,6 +29,7 @@ struct NormForwardArgs {
   DropoutMask drop;
   int N, C;
   float eps;
+  detail::Fp8Store fp8;  // q set: out is written there in FP8 (or, measuring, nothing is written)
 };
 
 template <class T, int WPR, int VPT, bool RMS>
@@ -78,7 +81,7 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
 #pragma unroll
       for (int j = 0; j < kVec; ++j) v[k][j] += r[j];
     }
-    if (a.z) detail::store8(a.z + off, v[k]);
+    if (a.z && !a.fp8.measure) detail::store8(a.z + off, v[k]);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sum += v[k][j];
   }
@@ -94,6 +97,9 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
   }
   const float rstd = rsqrtf(detail::group_reduce<WPR>(sq, smem) / a.C + a.eps);
 
+  const float fp8_scale = a.fp8.q ? a.fp8.scale_value() : 0.f;
+  float fp8_amax = 0.f;
+  unsigned long long fp8_over = 0;
 #pragma unroll
   for (int k = 0; k < VPT; ++k) {
     const int vi = t + k * WPR * 32;
@@ -103,8 +109,14 @@ __global__ __launch_bounds__(kRowThreads) void norm_forward_kernel(NormForwardAr
     if (!RMS && a.bias) detail::load8(b, a.bias + vi * kVec);
 #pragma unroll
     for (int j = 0; j < kVec; ++j) v[k][j] = (v[k][j] - mean) * rstd * w[j] + b[j];
-    detail::store8(a.out + row_off + static_cast<size_t>(vi) * kVec, v[k]);
+    const size_t off = row_off + static_cast<size_t>(vi) * kVec;
+    if (a.fp8.q)
+      a.fp8.store8(off, v[k], fp8_scale, fp8_amax, fp8_over);
+    else
+      detail::store8(a.out + off, v[k]);
   }
+  if (a.fp8.q) a.fp8.finish(fp8_amax, fp8_over, fp8_scale);
+  if (a.fp8.measure) return;
   if (row_ok && t == 0) {
     if (a.mean) a.mean[row] = mean;
     if (a.rstd) a.rstd[row] = rstd;
@@ -291,7 +303,7 @@ void launch_row_shape(int V, const Launch& launch) {
 }
 
 template <class T, bool RMS>
-void launch_forward(const NormForwardArgs<T>& a, cudaStream_t stream) {
+void launch_forward_once(const NormForwardArgs<T>& a, cudaStream_t stream) {
   launch_row_shape<RowShape<1, 1>, RowShape<1, 2>, RowShape<1, 3>, RowShape<1, 4>, RowShape<2, 3>,
                    RowShape<2, 4>, RowShape<4, 3>, RowShape<4, 4>, RowShape<8, 3>, RowShape<8, 4>>(
       a.C / kVec, [&](auto shape) {
@@ -301,6 +313,15 @@ void launch_forward(const NormForwardArgs<T>& a, cudaStream_t stream) {
             <<<(a.N + groups - 1) / groups, kRowThreads, 0, stream>>>(a);
         XF_CUDA_CHECK_LAUNCH();
       });
+}
+
+// Once, or (an FP8 output whose recipe measures its amax first) measuring, then writing.
+template <class T, bool RMS>
+void launch_forward(NormForwardArgs<T> a, const Fp8Output* fp8, cudaStream_t stream) {
+  detail::fp8_produce(fp8 ? *fp8 : Fp8Output{}, stream, [&](const detail::Fp8Store& store) {
+    a.fp8 = store;
+    launch_forward_once<T, RMS>(a, stream);
+  });
 }
 
 template <class T, bool RMS>
@@ -327,10 +348,13 @@ void check_dropout(const Dropout& d) {
 }
 
 template <class T>
-void check_forward(const NormForwardArgs<T>& a, const char* what) {
+void check_forward(const NormForwardArgs<T>& a, const Fp8Output* fp8, const char* what) {
+  if (!a.out && !(fp8 && fp8->q)) XF_THROW(InvalidArgument, std::string(what) + ": no output");
+  if (fp8 && fp8->q && std::is_same_v<T, float>)
+    XF_THROW(InvalidArgument, std::string(what) + ": an FP8 output from fp32 storage");
   detail::require_row_shape(a.N, a.C, kMaxNormWidth, what);
   if (a.N < 1) XF_THROW(InvalidArgument, std::string(what) + ": N must be positive");
-  if (!a.out || !a.x || !a.weight) XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
+  if (!a.x || !a.weight) XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
   for (const void* p : {static_cast<const void*>(a.out), static_cast<const void*>(a.z),
                         static_cast<const void*>(a.x), static_cast<const void*>(a.xbias),
                         static_cast<const void*>(a.residual), static_cast<const void*>(a.weight),
@@ -359,19 +383,20 @@ template <class T>
 void bias_dropout_residual_layernorm_forward(T* out, T* z, float* mean, float* rstd, const T* x,
                                              const T* xbias, const T* residual, const T* weight,
                                              const T* bias, Dropout dropout, int N, int C,
-                                             float eps, cudaStream_t stream) {
+                                             float eps, cudaStream_t stream, const Fp8Output* fp8) {
   check_dropout(dropout);
   NormForwardArgs<T> a{out, z, mean, rstd, x, xbias, residual, weight, bias, DropoutMask(dropout),
                        N,   C, eps};
-  check_forward(a, "layernorm_forward");
-  launch_forward<T, false>(a, stream);
+  check_forward(a, fp8, "layernorm_forward");
+  launch_forward<T, false>(a, fp8, stream);
 }
 
 template <class T>
 void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight,
-                       const T* bias, int N, int C, float eps, cudaStream_t stream) {
+                       const T* bias, int N, int C, float eps, cudaStream_t stream,
+                       const Fp8Output* fp8) {
   bias_dropout_residual_layernorm_forward<T>(out, nullptr, mean, rstd, inp, nullptr, nullptr,
-                                             weight, bias, Dropout{}, N, C, eps, stream);
+                                             weight, bias, Dropout{}, N, C, eps, stream, fp8);
 }
 
 template <class T>
@@ -401,20 +426,20 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, float* scratch, const T* 
 template <class T>
 void dropout_residual_rmsnorm_forward(T* out, T* z, float* rstd, const T* x, const T* residual,
                                       const T* weight, Dropout dropout, int N, int C, float eps,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, const Fp8Output* fp8) {
   check_dropout(dropout);
   NormForwardArgs<T> a{out,     z,        nullptr, rstd,    x,
                        nullptr, residual, weight,  nullptr, DropoutMask(dropout),
                        N,       C,        eps};
-  check_forward(a, "rmsnorm_forward");
-  launch_forward<T, true>(a, stream);
+  check_forward(a, fp8, "rmsnorm_forward");
+  launch_forward<T, true>(a, fp8, stream);
 }
 
 template <class T>
 void rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, int N, int C, float eps,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, const Fp8Output* fp8) {
   dropout_residual_rmsnorm_forward<T>(out, nullptr, rstd, inp, nullptr, weight, Dropout{}, N, C,
-                                      eps, stream);
+                                      eps, stream, fp8);
 }
 
 template <class T>
@@ -442,18 +467,20 @@ void dropout_residual_rmsnorm_backward(T* dz, T* dx, T* dweight, float* scratch,
 
 #define XF_INSTANTIATE(T)                                                                          \
   template void layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, int, int,   \
-                                     float, cudaStream_t);                                         \
+                                     float, cudaStream_t, const Fp8Output*);                       \
   template void bias_dropout_residual_layernorm_forward<T>(                                        \
       T*, T*, float*, float*, const T*, const T*, const T*, const T*, const T*, Dropout, int, int, \
-      float, cudaStream_t);                                                                        \
+      float, cudaStream_t, const Fp8Output*);                                                      \
   template void layernorm_backward<T>(T*, T*, T*, float*, const T*, const T*, const T*, const T*,  \
                                       const float*, const float*, int, int, cudaStream_t);         \
   template void bias_dropout_residual_layernorm_backward<T>(                                       \
       T*, T*, T*, T*, T*, float*, const T*, const T*, const T*, const T*, const T*, const float*,  \
       const float*, Dropout, int, int, cudaStream_t);                                              \
-  template void rmsnorm_forward<T>(T*, float*, const T*, const T*, int, int, float, cudaStream_t); \
+  template void rmsnorm_forward<T>(T*, float*, const T*, const T*, int, int, float, cudaStream_t,  \
+                                   const Fp8Output*);                                              \
   template void dropout_residual_rmsnorm_forward<T>(T*, T*, float*, const T*, const T*, const T*,  \
-                                                    Dropout, int, int, float, cudaStream_t);       \
+                                                    Dropout, int, int, float, cudaStream_t,        \
+                                                    const Fp8Output*);                             \
   template void dropout_residual_rmsnorm_backward<T>(T*, T*, T*, float*, const T*, const T*,       \
                                                      const T*, const T*, const float*, Dropout,    \
                                                      int, int, cudaStream_t);                      \

@@ -21,12 +21,17 @@
 
 namespace xfbench::kernels {
 
+struct Fp8Output;  // fp8.hpp
+
 constexpr int kMaxNormWidth = 8192;  // llama-3.1-70b's hidden
 
 // out = (inp - mean) * rstd * weight + bias over each of N rows of C. mean/rstd may be null.
+// Every forward below takes `fp8` (nullable): when its q is set, out (then nullable) is written
+// there in FP8 instead, with the amax in the same pass (fp8.hpp: Fp8Output; bf16 or fp16 storage).
 template <class T>
 void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* weight,
-                       const T* bias, int N, int C, float eps, cudaStream_t stream);
+                       const T* bias, int N, int C, float eps, cudaStream_t stream,
+                       const Fp8Output* fp8 = nullptr);
 
 // z = dropout(x + xbias) + residual; out = LayerNorm(z). z is written when non-null (it is what the
 // backward reads); xbias, residual may be null; dropout.p = 0 turns dropout off.
@@ -34,7 +39,8 @@ template <class T>
 void bias_dropout_residual_layernorm_forward(T* out, T* z, float* mean, float* rstd, const T* x,
                                              const T* xbias, const T* residual, const T* weight,
                                              const T* bias, Dropout dropout, int N, int C,
-                                             float eps, cudaStream_t stream);
+                                             float eps, cudaStream_t stream,
+                                             const Fp8Output* fp8 = nullptr);
 
 // Bytes of `scratch` the backward passes below need for row length C on the current device.
 std::size_t norm_backward_scratch_bytes(int C);
@@ -62,13 +68,13 @@ void bias_dropout_residual_layernorm_backward(T* dz, T* dx, T* dxbias, T* dweigh
 // T5LayerNorm: out = inp * rstd * weight, rstd = 1 / sqrt(mean(inp^2) + eps); no mean, no bias.
 template <class T>
 void rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, int N, int C, float eps,
-                     cudaStream_t stream);
+                     cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // z = dropout(x) + residual; out = RMSNorm(z) (T5's pre-norm residual stream; z nullable).
 template <class T>
 void dropout_residual_rmsnorm_forward(T* out, T* z, float* rstd, const T* x, const T* residual,
                                       const T* weight, Dropout dropout, int N, int C, float eps,
-                                      cudaStream_t stream);
+                                      cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // dinp = dRMSNorm(dout) (+ dresidual); dweight overwritten.
 template <class T>

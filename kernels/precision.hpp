@@ -1,6 +1,6 @@
-// How a product computes (Precision), beside the SDK's dtypes and element types (xfbench/dtype.hpp):
-// the one precision vocabulary of every floor. A layer or step of precision p stores
-// storage_type(p) and multiplies in p (fp8: E4M3/E5M2 operands of bf16 tensors, fp8.hpp).
+// How a product computes (Precision), beside the SDK's dtypes and element types
+// (xfbench/dtype.hpp): the one precision vocabulary of every floor. A layer or step of precision p
+// stores storage_type(p) and multiplies in p (fp8: E4M3/E5M2 operands of bf16 tensors, fp8.hpp).
 #pragma once
 
 #include <cstddef>
@@ -24,7 +24,7 @@ ElemType input_type(Precision p);
 // fp64 -> f64.
 ElemType default_output_type(Precision p);
 Precision precision_of(Dtype t);  // the precision of the same name
-Dtype dtype_of(Precision p);       // the dtype of the same name
+Dtype dtype_of(Precision p);      // the dtype of the same name
 // What surrounds a precision's products (storage, norms, attention, the optimizer's inputs):
 // bf16 for fp8 (FP8 is a product's operand format only: fp8_linear.hpp), else p itself.
 Precision storage_precision(Precision p);

@@ -2,11 +2,14 @@
 //   for_each_vector:  op(row_offset_in_elements, column, float(&)[8]) for every vector, flat grid.
 //   for_each_vector_colsum: the same per row, and per-block column sums of the values op leaves in
 //   its array (partials [G][C]) for the deterministic two-pass bias gradients (reduce.cuh).
+//   for_each_vector_fp8: op.value(row_offset, column, float(&)[8]) computes each vector and an
+//   FP8 output (fp8_store.cuh) takes it: a producer whose output an FP8 product reads next.
 // Internal to kernels/; include only from .cu files.
 #pragma once
 
 #include <algorithm>
 
+#include "kernels/detail/fp8_store.cuh"
 #include "kernels/detail/reduce.cuh"
 #include "kernels/detail/vec.cuh"
 
@@ -72,6 +75,37 @@ void for_each_vector(const Op& op, size_t N, int C, cudaStream_t stream) {
         <<<unsigned(std::min<size_t>(blocks, 0x7fffffff)), kFlatThreads, 0, stream>>>(op, vectors,
                                                                                       column);
   XF_CUDA_CHECK_LAUNCH();
+}
+
+// A grid-stride loop (one amax atomic per block): op.value computes, the store writes FP8.
+template <class Op>
+__global__ __launch_bounds__(kEwThreads) void for_each_vector_fp8_kernel(Op op, size_t vectors,
+                                                                         unsigned V,
+                                                                         Fp8Store store) {
+  const float s = store.scale_value();
+  float m = 0.f;
+  unsigned long long over = 0;
+  for (size_t i = blockIdx.x * size_t(kEwThreads) + threadIdx.x; i < vectors;
+       i += size_t(gridDim.x) * kEwThreads) {
+    float v[kVec];
+    op.value(i * kVec, int(i % V) * kVec, v);
+    store.store8(i * kVec, v, s, m, over);
+  }
+  store.finish(m, over, s);
+}
+
+// Launch over N rows of C (C % 8 == 0) writing `out` (its q set; bf16 or fp16 inputs).
+template <class Op>
+void for_each_vector_fp8(const Op& op, size_t N, int C, const Fp8Output& out, cudaStream_t stream) {
+  const size_t vectors = N * (C / kVec);
+  if (vectors == 0) return;
+  const unsigned blocks =
+      unsigned(std::min<size_t>((vectors + kEwThreads - 1) / kEwThreads, 8 * 132));
+  fp8_produce(out, stream, [&](const Fp8Store& store) {
+    for_each_vector_fp8_kernel<Op>
+        <<<blocks, kEwThreads, 0, stream>>>(op, vectors, unsigned(C / kVec), store);
+    XF_CUDA_CHECK_LAUNCH();
+  });
 }
 
 // A block covers R = 256 / V rows at a time when V = C / 8 <= 256, otherwise one row with VPT

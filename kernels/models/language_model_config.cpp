@@ -165,6 +165,28 @@ double train_flops_per_sample(const TrainConfig& c) {
   return (c.checkpointing ? 4.0 : 3.0) * (c.model.layers * layer + head);
 }
 
+std::vector<TokenBatch> step_data(const TrainConfig& c, int rank) {
+  std::vector<TokenBatch> out;
+  for (int k = 0; k < c.accum; ++k)
+    out.push_back(synthetic_batch(c, c.seed + std::uint64_t(rank) * c.accum + k));
+  return out;
+}
+
+TokenBatch concatenate(const std::vector<TokenBatch>& parts) {
+  TokenBatch all;
+  all.seq = parts.front().seq;
+  for (const TokenBatch& p : parts) {
+    const int offset = all.batch * all.seq;
+    all.batch += p.batch;
+    all.ids.insert(all.ids.end(), p.ids.begin(), p.ids.end());
+    all.type_ids.insert(all.type_ids.end(), p.type_ids.begin(), p.type_ids.end());
+    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
+    for (int r : p.head_rows) all.head_rows.push_back(r + offset);
+    all.head_targets.insert(all.head_targets.end(), p.head_targets.begin(), p.head_targets.end());
+  }
+  return all;
+}
+
 TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed) {
   TokenBatch d;
   d.batch = c.batch, d.seq = c.seq;

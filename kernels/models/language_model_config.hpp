@@ -124,6 +124,11 @@ struct TokenBatch {
   std::vector<int> head_targets;  // their labels (kIgnoreIndex where none)
 };
 TokenBatch synthetic_batch(const TrainConfig& c, std::uint64_t seed);
+// The micro-batches of a step: synthetic_batch with seeds c.seed, c.seed + 1, ...; data-parallel
+// rank r's from c.seed + r·accum on (rank 0's are the one-GPU step's).
+std::vector<TokenBatch> step_data(const TrainConfig& c, int rank = 0);
+// Micro-batches as one batch, concatenated along the batch (the same sequences, one step).
+TokenBatch concatenate(const std::vector<TokenBatch>& parts);
 
 // One causal micro-batch of a fixed synthetic language, for training that must learn a rule
 // rather than memorise one batch (whose loss falls to ~0, where relative gaps say nothing): a

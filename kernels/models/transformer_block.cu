@@ -102,6 +102,12 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
     if (!m.rms()) m.alloc("mean" + which, T, 4, saved);
     m.alloc("rstd" + which, T, 4, saved);
   };
+  // fp8: a linear input that only FP8 products read is written by its producer in FP8 (e4m3).
+  const bool fp8 = c.precision == Precision::fp8;
+  auto fp8_input = [&](const char* tensor, const char* weight) {
+    m.fp8_inputs[tensor] = weight;
+    return std::size_t(1);
+  };
   m.alloc("x", T * H, m.elem, TensorRole::input);
   if (train) m.alloc("dx", T * H, m.elem, TensorRole::input_grad);
   // A pre-norm block's parts are HF's modules alone: LlamaAttention and LlamaMLP read x itself,
@@ -123,7 +129,8 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       }
     }
     // post: h1 = LN1(z1), z1 saved; pre: norm1 = LN1(x) feeds the attention, h1 is the residual.
-    if (m.pre() && (!pre_part || !core)) m.alloc("norm1", T * H, m.elem, saved);
+    if (m.pre() && (!pre_part || !core))
+      m.alloc("norm1", T * H, fp8 ? fp8_input("norm1", "wqkv") : m.elem, saved);
     if (train && !m.pre()) m.alloc("z1", T * H, m.elem, saved);
     if (train) stats("1");
     m.alloc("qkv", T * QW, m.elem, core ? saved : TensorRole::output);
@@ -149,7 +156,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       if (train) m.alloc("denc", T * H, m.elem, TensorRole::input_grad);
       param("wq_cross", A * H), param("wkv_cross", 2 * A * H), param("wo_cross", H * A);
       norm("_cross");
-      m.alloc("norm_cross", T * H, m.elem, saved);
+      m.alloc("norm_cross", T * H, fp8 ? fp8_input("norm_cross", "wq_cross") : m.elem, saved);
       if (train) stats("_cross");
       m.alloc("q_cross", T * A, m.elem, saved), m.alloc("kv_cross", T * 2 * A, m.elem, saved);
       m.alloc("ctx_cross", T * A, m.elem, saved), m.alloc("proj_cross", T * H, m.elem, scratch);
@@ -177,16 +184,20 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
     // "pre" (its backward reads the output alone); the gated GELU's [T, 2I] feeds "act" [T, I].
     const bool dense_only = part == BlockPart::dense;
     const bool relu = c.activation == Activation::relu;
-    if (dense_only || (train && !relu) || c.gated_ffn)
+    // fp8: "act" in FP8 where wout reads it (its GELU then never runs in place).
+    const bool act_fp8 = fp8 && !relu && (part == BlockPart::layer || part == BlockPart::ffn);
+    if (dense_only || (train && !relu) || c.gated_ffn || act_fp8)
       m.alloc("pre", T * U, m.elem, dense_only ? TensorRole::output : train ? saved : scratch);
     if (!dense_only)
-      m.alloc("act", T * I, m.elem, part == BlockPart::dense_gelu ? TensorRole::output : saved);
+      m.alloc("act", T * I, act_fp8 ? fp8_input("act", "wout") : m.elem,
+              part == BlockPart::dense_gelu ? TensorRole::output : saved);
     m.up = m.plan(T, U, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
     if (part == BlockPart::layer || part == BlockPart::ffn) {
       param("wout", H * I), linear_bias("bout", H);
       if (!pre_part) norm("2");
       // post: out = LN2(z2), z2 saved; pre: norm2 = LN2(h1) feeds the FFN.
-      if (m.pre() && !pre_part) m.alloc("norm2", T * H, m.elem, saved);
+      if (m.pre() && !pre_part)
+        m.alloc("norm2", T * H, fp8 ? fp8_input("norm2", "wi") : m.elem, saved);
       if (train && !m.pre()) m.alloc("z2", T * H, m.elem, saved);
       if (train) stats("2");
       if (!pre_part) m.alloc("o2", T * H, m.elem, scratch);

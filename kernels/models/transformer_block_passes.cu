@@ -67,12 +67,16 @@ GemmOperands ops(const void* a, const void* b, void* c, const void* bias = nullp
 }
 
 // A linear layer's products (weight named w): y = x·Wᵀ (+ bias), dx = dy·W (+ beta·dx) and
-// dW = dyᵀ·x, on their plans or, in fp8, on the layer's Fp8Linear.
+// dW = dyᵀ·x, on their plans or, in fp8, on the layer's Fp8Linear (from x as its producer wrote
+// it in FP8 where it did: Impl::fp8_inputs).
 const __nv_bfloat16* bf(const void* p) { return static_cast<const __nv_bfloat16*>(p); }
 __nv_bfloat16* bf(void* p) { return static_cast<__nv_bfloat16*>(p); }
 void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
                     const void* x, void* y, const void* bias = nullptr) {
-  if (Fp8Linear* f = m.fp8_of(w)) return f->forward(s, bf(x), bf(y), bf(bias));
+  if (Fp8Linear* f = m.fp8_of(w)) {
+    if (m.stored_fp8(x)) return f->forward_fp8(s, x, bf(y), bf(bias));
+    return f->forward(s, bf(x), bf(y), bf(bias));
+  }
   m.run(g, s, ops(x, m.t(w), y, bias));
 }
 // fp8: dy's scaled copies, before either backward product (which may run on two streams); the
@@ -93,7 +97,10 @@ void linear_data_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const 
 // o: a = dy, b = x, c = dW (and bias_grad).
 void linear_weight_grad(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const char* w,
                         const GemmOperands& o) {
-  if (Fp8Linear* f = m.fp8_of(w)) return f->backward_weight(s, bf(o.b), o.c);
+  if (Fp8Linear* f = m.fp8_of(w)) {
+    if (m.stored_fp8(o.b)) return f->backward_weight_fp8(s, o.b, o.c);
+    return f->backward_weight(s, bf(o.b), o.c);
+  }
   m.run(g, s, o);
 }
 // fp8: the weights' scaled copies (they change once per step) before the forward; the delayed
@@ -188,12 +195,14 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
   linear_forward(m, s, m.up, "wi", in, pre);
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  const Fp8Output act8 = m.fp8_output("act");  // q null: "act" in T
   if (c.gated_ffn)
-    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s);
+    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s, &act8);
   else if (c.activation == Activation::relu)
     relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
   else
-    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s);
+    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s,
+                         &act8);
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
   linear_forward(m, s, m.down, "wout", m.t("act"), out);
@@ -202,23 +211,25 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
 
 // out = Norm(dropout(x + xbias) + residual), the sum saved as z (post-LN's z, pre-LN's residual
 // stream), with norm `which`'s parameters and statistics; T5: RMSNorm, no xbias.
+// `out` names the output tensor (pre-LN: written in FP8 where only an FP8 product reads it).
 template <class T>
-void residual_norm_forward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop, void* out,
+void residual_norm_forward(TransformerBlock::Impl& m, cudaStream_t s, Dropout drop, const char* out,
                            const char* z, const char* x, const char* xbias, const void* residual,
                            const std::string& which) {
   const BlockConfig& c = m.c;
   float* rstd = m.at<float>(("rstd" + which).c_str());
   const T* weight = m.at<T>(("ln" + which + "_w").c_str());
+  const Fp8Output out8 = m.fp8_output(out);
   if (m.rms()) {
-    dropout_residual_rmsnorm_forward<T>(static_cast<T*>(out), m.at<T>(z), rstd, m.at<T>(x),
+    dropout_residual_rmsnorm_forward<T>(m.at<T>(out), m.at<T>(z), rstd, m.at<T>(x),
                                         static_cast<const T*>(residual), weight, drop, c.tokens(),
-                                        c.hidden, c.eps, s);
+                                        c.hidden, c.eps, s, &out8);
     return;
   }
   bias_dropout_residual_layernorm_forward<T>(
-      static_cast<T*>(out), m.at<T>(z), m.at<float>(("mean" + which).c_str()), rstd, m.at<T>(x),
+      m.at<T>(out), m.at<T>(z), m.at<float>(("mean" + which).c_str()), rstd, m.at<T>(x),
       m.at<T>(xbias), static_cast<const T*>(residual), weight,
-      m.at<T>(("ln" + which + "_b").c_str()), drop, c.tokens(), c.hidden, c.eps, s);
+      m.at<T>(("ln" + which + "_b").c_str()), drop, c.tokens(), c.hidden, c.eps, s, &out8);
 }
 
 template <class T>
@@ -227,14 +238,14 @@ void forward_post(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
   const bool layer = m.part == BlockPart::layer;
   if (has_attention(m.part)) {
     attention_forward<T>(m, s, step, m.t("x"));
-    residual_norm_forward<T>(m, s, attention_out, m.t(layer ? "h1" : "out"), "z1", "proj", "bo",
+    residual_norm_forward<T>(m, s, attention_out, layer ? "h1" : "out", "z1", "proj", "bo",
                              m.t("x"), "1");
     if (!layer) return;
   }
   const void* in = layer ? m.t("h1") : m.t("x");
   ffn_forward<T>(m, s, step, in);
   if (m.part == BlockPart::layer || m.part == BlockPart::ffn)
-    residual_norm_forward<T>(m, s, ffn_out, m.t("out"), "z2", "o2", "bout", in, "2");
+    residual_norm_forward<T>(m, s, ffn_out, "out", "z2", "o2", "bout", in, "2");
 }
 
 // Pre-LN (the whole block only): each sublayer's residual add and the next sublayer's norm are
@@ -245,25 +256,25 @@ void forward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step) 
   const int N = c.tokens(), H = c.hidden;
   if (m.part == BlockPart::attention) return attention_forward<T>(m, s, step, m.t("x"), m.t("out"));
   if (m.part == BlockPart::ffn) return ffn_forward<T>(m, s, step, m.t("x"), m.t("out"));
+  const Fp8Output norm1 = m.fp8_output("norm1");
   if (m.rms())
     rmsnorm_forward<T>(m.at<T>("norm1"), m.at<float>("rstd1"), m.at<T>("x"), m.at<T>("ln1_w"), N, H,
-                       c.eps, s);
+                       c.eps, s, &norm1);
   else
     layernorm_forward<T>(m.at<T>("norm1"), m.at<float>("mean1"), m.at<float>("rstd1"), m.at<T>("x"),
-                         m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s);
+                         m.at<T>("ln1_w"), m.at<T>("ln1_b"), N, H, c.eps, s, &norm1);
   if (m.part == BlockPart::norm_qkv)
     return linear_forward(m, s, m.qkv, "wqkv", m.t("norm1"), m.t("qkv"), m.t("bqkv"));
   attention_forward<T>(m, s, step, m.t("norm1"));
   // h1 = x + dropout(proj + bo); the next norm of h1
   const char* next = c.cross_attention ? "_cross" : "2";
-  residual_norm_forward<T>(m, s, site(c, step, kAttentionOut),
-                           m.t((std::string("norm") + next).c_str()), "h1", "proj", "bo", m.t("x"),
-                           next);
+  residual_norm_forward<T>(m, s, site(c, step, kAttentionOut), (std::string("norm") + next).c_str(),
+                           "h1", "proj", "bo", m.t("x"), next);
   const char* h = "h1";
   if (c.cross_attention) {
     cross_attention_forward<T>(m, s, step, m.t("norm_cross"));
-    residual_norm_forward<T>(m, s, site(c, step, kCrossOut), m.t("norm2"), "h2", "proj_cross",
-                             nullptr, m.t("h1"), "2");
+    residual_norm_forward<T>(m, s, site(c, step, kCrossOut), "norm2", "h2", "proj_cross", nullptr,
+                             m.t("h1"), "2");
     h = "h2";
   }
   ffn_forward<T>(m, s, step, m.t("norm2"));

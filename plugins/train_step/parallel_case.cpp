@@ -62,7 +62,7 @@ void run_parallel_case(benchmark::State& state, const ParallelSpec& spec) {
     Stream stream;
     ParallelTrainer t(c, spec.mode, devices, spec.options.bucket_bytes);
     t.init_parameters(c.seed);
-    for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.data_rank(i)));
+    for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, kernels::step_data(c, t.data_rank(i)));
     if (should_validate()) {
       label += "; " + kernels::agreed_validation([&] {
                  return validate_training([&] { t.step(stream); },

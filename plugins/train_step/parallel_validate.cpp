@@ -43,15 +43,15 @@ Reference reference(const kernels::TrainConfig& c, int device) {
     model = std::make_unique<LanguageModel>(rc);
     for (int k = 0; k < c.accum; ++k) {
       std::vector<kernels::TokenBatch> parts;
-      for (int r = 0; r < N; ++r) parts.push_back(step_data(c, r)[k]);
-      data.push_back(concatenate(parts));
+      for (int r = 0; r < N; ++r) parts.push_back(kernels::step_data(c, r)[k]);
+      data.push_back(kernels::concatenate(parts));
     }
     out.how = "one GPU with " + std::to_string(N) + "x the batch";
   } catch (const Unsupported&) {  // N·b does not fit: the same samples accumulated
     rc.batch = c.batch, rc.accum = N * c.accum;
     model = std::make_unique<LanguageModel>(rc);
     for (int r = 0; r < N; ++r)
-      for (const kernels::TokenBatch& b : step_data(c, r)) data.push_back(b);
+      for (const kernels::TokenBatch& b : kernels::step_data(c, r)) data.push_back(b);
     out.how = "one GPU with " + std::to_string(N) + "x the batch (accumulated)";
   }
   model->init_parameters(c.seed);
@@ -99,7 +99,7 @@ WholeModel whole_model(const kernels::TrainConfig& c, int device) {
   one.tp_size = 1, one.tp_rank = 0, one.tp_reduce = nullptr;
   LanguageModel model(one);
   model.init_parameters(c.seed);
-  model.set_data(step_data(one));
+  model.set_data(kernels::step_data(one));
   WholeModel out;
   model.compute_gradients(nullptr);
   out.loss = model.loss(nullptr);
@@ -158,7 +158,7 @@ std::string validate_tensor_parallel(const kernels::TrainConfig& config,
 
   ParallelTrainer t(c, Parallelism::tp, devices);
   t.init_parameters(c.seed);
-  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.data_rank(i)));
+  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, kernels::step_data(c, t.data_rank(i)));
   const bool four_bytes =
       c.precision == kernels::Precision::tf32 || c.precision == kernels::Precision::fp32;
   const double grad_tol = four_bytes ? kTpGradientTolerance32 : kTpGradientTolerance;
@@ -241,7 +241,7 @@ std::string validate_parallel(const kernels::TrainConfig& config, Parallelism mo
 
   ParallelTrainer t(c, mode, devices, bucket_bytes);
   t.init_parameters(c.seed);
-  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, step_data(c, t.rank(i)));
+  for (int i = 0; i < t.local_ranks(); ++i) t.set_data(i, kernels::step_data(c, t.rank(i)));
   std::vector<float> norms(t.local_ranks());
   {
     OnDevice on(devices.front());

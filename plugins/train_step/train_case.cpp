@@ -69,7 +69,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
   const std::size_t before = device_memory_used();
   kernels::LanguageModel model(c);  // Unsupported "out of memory: ..." before allocating
   model.init_parameters(c.seed);
-  model.set_data(step_data(c));
+  model.set_data(kernels::step_data(c));
   mark_phase("build");
   if (should_validate()) {
     std::string label = "validated: " + validate_training(model, stream);
@@ -80,7 +80,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
       print_losses(spec.name, "bf16_again", bf16_again);
       print_losses(spec.name, "fp8", fp8);
       label += "; " + fp8_against_bf16(fp8, bf16, bf16_again);
-      model.set_data(step_data(c));
+      model.set_data(kernels::step_data(c));
     }
     add_label(state, label);
     model.init_parameters(c.seed);  // the timed steps start from the initialisation again
@@ -127,28 +127,6 @@ std::string case_name(const kernels::TrainConfig& c, const std::string& model_ta
       .add("adamw", kernels::to_string(c.optimizer));
   if (!c.model.llama) n.add_segments(block::dropout_tag(c.dropout));
   return n.add_segments(model_tag).str();
-}
-
-std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank) {
-  std::vector<kernels::TokenBatch> out;
-  for (int k = 0; k < c.accum; ++k)
-    out.push_back(kernels::synthetic_batch(c, c.seed + std::uint64_t(rank) * c.accum + k));
-  return out;
-}
-
-kernels::TokenBatch concatenate(const std::vector<kernels::TokenBatch>& parts) {
-  kernels::TokenBatch all;
-  all.seq = parts.front().seq;
-  for (const kernels::TokenBatch& p : parts) {
-    const int offset = all.batch * all.seq;
-    all.batch += p.batch;
-    all.ids.insert(all.ids.end(), p.ids.begin(), p.ids.end());
-    all.type_ids.insert(all.type_ids.end(), p.type_ids.begin(), p.type_ids.end());
-    all.labels.insert(all.labels.end(), p.labels.begin(), p.labels.end());
-    for (int r : p.head_rows) all.head_rows.push_back(r + offset);
-    all.head_targets.insert(all.head_targets.end(), p.head_targets.begin(), p.head_targets.end());
-  }
-  return all;
 }
 
 void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suite suite,

@@ -15,12 +15,6 @@ namespace xfbench::train {
 // unfused> + model_tag (custom sizes: "/layers:L/hidden:H/..."; empty for a named model).
 std::string case_name(const kernels::TrainConfig& c, const std::string& model_tag = "");
 
-// The micro-batches of a step: synthetic_batch with seeds config.seed, config.seed + 1, ...;
-// data-parallel rank r's from config.seed + r·accum on (rank 0's are the one-GPU step's).
-std::vector<kernels::TokenBatch> step_data(const kernels::TrainConfig& c, int rank = 0);
-// Micro-batches as one batch, concatenated along the batch (the same sequences, one step).
-kernels::TokenBatch concatenate(const std::vector<kernels::TokenBatch>& parts);
-
 // Adds the case. check_train_config runs now: InvalidArgument propagates (the host exits 2),
 // Unsupported becomes the case's skip reason. When it runs: memory is planned (a step that does
 // not fit is skipped with "out of memory: needs ~X GB, Y GB free" and a hint), training is

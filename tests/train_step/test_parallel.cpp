@@ -48,12 +48,12 @@ void expect_plain_bits(TrainConfig c, Parallelism mode) {
   SCOPED_TRACE(c.describe() + " " + train::to_string(mode));
   LanguageModel plain(c);
   plain.init_parameters(7);
-  plain.set_data(train::step_data(c));
+  plain.set_data(kernels::step_data(c));
   for (int i = 0; i < 3; ++i) plain.step(nullptr);
 
   ParallelTrainer t(c, mode, {0});  // tp: tensor-parallel size 1, the ranks' threads and NCCL
   t.init_parameters(7);
-  t.set_data(0, train::step_data(c, 0));
+  t.set_data(0, kernels::step_data(c, 0));
   Stream stream;
   for (int i = 0; i < 3; ++i) t.step(stream);
   stream.sync();
@@ -104,7 +104,7 @@ TEST(ParallelGpu, SmallBucketsAndOverlapMeasurement) {
     ParallelTrainer t(c, mode, {0}, /*bucket_bytes=*/1);
     EXPECT_EQ(t.buckets().buckets.size(), 6u);  // head, 4 layers, embeddings
     t.init_parameters(3);
-    t.set_data(0, train::step_data(c, 0));
+    t.set_data(0, kernels::step_data(c, 0));
     Stream stream;
     const ParallelTrainer::Overlap o = t.measure_overlap(stream);
     EXPECT_GE(o.comm_ms, 0);
@@ -131,7 +131,7 @@ TEST(ParallelGpu, ValidationPassesOnOneRank) {
   TrainConfig c = xftest::tiny(LmKind::causal, Precision::bf16);
   ParallelTrainer t(c, Parallelism::tp, {0});
   t.init_parameters(3);
-  t.set_data(0, train::step_data(c, t.data_rank(0)));
+  t.set_data(0, kernels::step_data(c, t.data_rank(0)));
   Stream stream;
   EXPECT_EQ(t.measure_overlap(stream).comm_ms, 0);
 }
@@ -148,10 +148,10 @@ TEST(ParallelGpu, RoundingGapTheToleranceCovers) {
     two.model.intermediate = one.model.intermediate = 1024;
     two.accum = 2;
     one.batch = 2 * two.batch;
-    const std::vector<TokenBatch> micro = train::step_data(two);
+    const std::vector<TokenBatch> micro = kernels::step_data(two);
     LanguageModel a(two), b(one);
     a.init_parameters(5), b.init_parameters(5);
-    a.set_data(micro), b.set_data({train::concatenate(micro)});
+    a.set_data(micro), b.set_data({kernels::concatenate(micro)});
     for (int i = 0; i < train::kParallelSteps; ++i) a.step(nullptr), b.step(nullptr);
     auto master = [](const LanguageModel& m) {
       const LanguageModel::Flat f = m.flat();
@@ -181,7 +181,7 @@ TEST(ParallelGpu, TwoRanksEqualOneGpuWithTwiceTheBatch) {
                 train::validate_parallel(c, mode, {0, 1}, 1 << 12).c_str());
     ParallelTrainer t(c, mode, {0, 1}, 1 << 12);
     t.init_parameters(11);
-    for (int i = 0; i < 2; ++i) t.set_data(i, train::step_data(c, t.rank(i)));
+    for (int i = 0; i < 2; ++i) t.set_data(i, kernels::step_data(c, t.rank(i)));
     Stream stream;
     for (int i = 0; i < train::kParallelSteps; ++i) t.step(stream);
     stream.sync();
@@ -211,7 +211,7 @@ TEST(ParallelGpu, TwoRanksTensorParallelEqualsOneGpu) {
     std::printf("tp: %s\n", train::validate_parallel(c, Parallelism::tp, {0, 1}, 0).c_str());
     ParallelTrainer t(c, Parallelism::tp, {0, 1});
     t.init_parameters(5);
-    for (int i = 0; i < 2; ++i) t.set_data(i, train::step_data(c, t.data_rank(i)));
+    for (int i = 0; i < 2; ++i) t.set_data(i, kernels::step_data(c, t.data_rank(i)));
     Stream stream;
     const ParallelTrainer::Overlap o = t.measure_overlap(stream);
     std::printf("tp all-reduces: %.3f ms per step\n", o.comm_ms);

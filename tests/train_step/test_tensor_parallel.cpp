@@ -284,7 +284,7 @@ void expect_model_shards_equal_one_gpu(TrainConfig c, double grad_tol, double we
     k.tp_rank = r, k.tp_size = 2, k.tp_reduce = group.reducer(r);
     ranks.push_back(std::make_unique<LanguageModel>(k));
     ranks[r]->init_parameters(c.seed);
-    ranks[r]->set_data(train::step_data(c));
+    ranks[r]->set_data(kernels::step_data(c));
   }
   std::vector<Stream> streams(2);
   group.run([&](int r) { ranks[r]->compute_gradients(streams[r]); });

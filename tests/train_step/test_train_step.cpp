@@ -105,7 +105,7 @@ TEST(TrainStepGpu, CheckpointingGivesTheSameGradients) {
       c.model.layers = 3, c.dropout = 0.1f, c.checkpointing = ckpt;
       LanguageModel model(c);
       model.init_parameters(3, true);
-      model.set_data(train::step_data(c));
+      model.set_data(kernels::step_data(c));
       model.compute_gradients(nullptr);
       g[ckpt] = gradients(model);
     }
@@ -122,7 +122,7 @@ TEST(TrainStepGpu, AccumulationEqualsOneLargeBatch) {
     TrainConfig small = xftest::tiny(kind, Precision::fp16), big = small;
     small.accum = 4;
     big.batch = 4 * small.batch;
-    const std::vector<TokenBatch> micro = train::step_data(small);
+    const std::vector<TokenBatch> micro = kernels::step_data(small);
     LanguageModel a(small), b(big);
     a.init_parameters(9, true), b.init_parameters(9, true);
     a.set_data(micro), b.set_data({xftest::concatenate(micro)});
@@ -163,7 +163,7 @@ TEST_P(TrainStepAdamW, FusedAndUnfusedAgree) {
     if (GetParam() == Precision::tf32) c.backend = AttentionBackend::unfused;
     LanguageModel model(c);
     model.init_parameters(4);
-    model.set_data(train::step_data(c));
+    model.set_data(kernels::step_data(c));
     const std::vector<double> before = model.download("layer0.wqkv", Values::weights, nullptr);
     for (int i = 0; i < 3; ++i) model.step(nullptr);
     EXPECT_NE(model.download("layer0.wqkv", Values::weights, nullptr), before);  // written
@@ -212,7 +212,7 @@ TEST(TrainStepGpu, MemoryPlanWithinTenPercent) {
     const double planned = double(LanguageModel::plan_memory(c).total());
     LanguageModel model(c);
     model.init_parameters(1);
-    model.set_data(train::step_data(c));
+    model.set_data(kernels::step_data(c));
     model.step(nullptr), model.step(nullptr);
     XF_CUDA_CHECK(cudaDeviceSynchronize());
     const double used = double(train::device_memory_used()) - double(before);
@@ -254,7 +254,7 @@ TEST(TrainStepGpu, LossStartsAtLnVocabAndFalls) {
       if (p == Precision::tf32) c.backend = AttentionBackend::unfused;
       LanguageModel model(c);
       model.init_parameters(2);
-      model.set_data(train::step_data(c));
+      model.set_data(kernels::step_data(c));
       std::printf("%s\n", train::validate_training(model, nullptr).c_str());
     }
 }
@@ -279,7 +279,7 @@ TEST(TrainStepGpu, LlamaGradientsMatchTheReference) {
   c.adamw.lr = 1e-3f;
   LanguageModel model(c);
   model.init_parameters(2);
-  model.set_data(train::step_data(c));
+  model.set_data(kernels::step_data(c));
   std::printf("%s\n", train::validate_training(model, nullptr).c_str());
 }
 
@@ -312,7 +312,7 @@ TEST(TrainStepGpu, Fp8LlamaTrainsAsBf16Does) {
     c.fp8.recipe = r;
     LanguageModel model(c);
     model.init_parameters(2);
-    model.set_data(train::step_data(c));
+    model.set_data(kernels::step_data(c));
     std::printf("%s: %s\n", kernels::to_string(r),
                 train::validate_training(model, nullptr).c_str());
     model.init_parameters(2);
@@ -444,7 +444,7 @@ TEST(TrainStepGpu, Fp16OverflowSkipsTheStep) {
   c.initial_loss_scale = 1e30f;  // dlogits overflow fp16
   LanguageModel model(c);
   model.init_parameters(6);
-  model.set_data(train::step_data(c));
+  model.set_data(kernels::step_data(c));
   const std::vector<double> before = model.download("layer0.wqkv", Values::weights, nullptr);
   model.step(nullptr);
   const TrainScalars s = model.scalars(nullptr);

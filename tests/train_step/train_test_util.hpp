@@ -84,6 +84,6 @@ inline xfbench::kernels::ref::Tensors random_parameters(const xfbench::kernels::
 }
 
 // The micro-batches of an accumulated step as one batch (concatenated along the batch).
-using xfbench::train::concatenate;
+using xfbench::kernels::concatenate;
 
 }  // namespace xftest

@@ -205,6 +205,21 @@ struct TransformerBlock::Impl {
     return it == fp8.end() ? nullptr : it->second.get();
   }
   void make_fp8_linears(bool train);
+  // fp8: the linear inputs that only FP8 products read (pre-norm blocks' norm outputs, the FFN's
+  // activation but ReLU's, which its backward reads): their producers write them in FP8 (e4m3, one
+  // byte each), by tensor name the weight of the linear reading them.
+  std::map<std::string, std::string> fp8_inputs;
+  // A tensor its producer writes in FP8 (an Fp8Output with q null otherwise).
+  Fp8Output fp8_output(const char* tensor) const {
+    auto it = fp8_inputs.find(tensor);
+    if (it == fp8_inputs.end()) return {};
+    return fp8_of(it->second.c_str())->input(t(tensor));
+  }
+  bool stored_fp8(const void* p) const {
+    for (const auto& kv : fp8_inputs)
+      if (t(kv.first.c_str()) == p) return true;
+    return false;
+  }
 
   void make_attention(Core& core, const AttentionDesc& desc, const std::string& suffix, bool train);
   std::string n(const Core& core, const char* name) const { return name + core.suffix; }

@@ -65,7 +65,7 @@ class ParallelTrainer {
   int local_ranks() const;  // models in this process
   int rank(int local) const;
   int device(int local) const;
-  // The data-parallel rank whose batch local rank `local` trains on (step_data): its rank, or 0
+  // The data-parallel rank whose batch local rank `local` trains on (kernels::step_data): its rank, or 0
   // for tp (the ranks share one batch).
   int data_rank(int local) const;
   kernels::LanguageModel& model(int local);

@@ -1,0 +1,224 @@
+// Producers writing FP8 (issue 34): the norms and the activations whose output an FP8 product reads
+// next write it in FP8 in their own pass (fp8.hpp: Fp8Output), and the weight gradient transposes
+// those bytes (fp8_transpose) instead of casting a bf16 copy again.
+//
+// Each producer runs twice, on the same inputs: writing bf16, then writing FP8. The FP8 bytes must
+// be those fp8_cast gives the bf16 output with the same scale, up to the double rounding the bf16
+// path adds (fp32 -> bf16 -> e4m3 against fp32 -> e4m3): a byte may differ by one code where the
+// bf16 rounding crossed an e4m3 rounding boundary (about 2^-9 against e4m3's 2^-4..2^-3 spacing:
+// ~1% of the bytes; bound 3%, each at most one code apart); the amax and the scale the recipe
+// gives must agree with fp8_cast's on the bf16 output within one bf16 unit.
+// Each recipe runs two steps: the delayed one's first measures its amax (two launches), its
+// second casts with the history's scale (one launch); the current one measures both times.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/activation.hpp"
+#include "kernels/fp8.hpp"
+#include "kernels/gelu.hpp"
+#include "kernels/layernorm.hpp"
+#include "test_gpu.hpp"
+#include "test_util.hpp"
+#include "xfbench/device.hpp"
+
+namespace xk = xfbench::kernels;
+using namespace xftest;
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+bool has_fp8() { return xfbench::device_info().cc() >= 89; }
+
+std::vector<std::uint8_t> bytes_of(const xfbench::DeviceBuffer<std::uint8_t>& q) {
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint8_t> h(q.size());
+  XF_CUDA_CHECK(cudaMemcpy(h.data(), q.data(), h.size(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// An e4m3 byte as an ordered code: sign-magnitude to a signed integer, so neighbours differ by 1.
+int code(std::uint8_t b) { return (b & 0x80) ? -int(b & 0x7f) : int(b & 0x7f); }
+
+// A producer: writes [rows, cols] either as bf16 into out or, with fp8 given, as FP8.
+using Producer = std::function<void(bf16* out, const xk::Fp8Output* fp8)>;
+
+// The bytes a cast of the bf16 output gives with exactly `scale` (a one-step history, past its
+// first step, so the cast keeps the scale it is given).
+std::vector<std::uint8_t> cast_with(const bf16* out, std::size_t n, float scale) {
+  xk::Fp8Scales same({xk::Fp8Format::e4m3}, xk::Fp8RecipeConfig{xk::Fp8Recipe::delayed, 1, 0});
+  same.update(nullptr);  // amax 0: the scale stays, and the first step is over
+  const float inv = 1.f / scale;
+  XF_CUDA_CHECK(cudaMemcpy(same.scale(0), &scale, 4, cudaMemcpyHostToDevice));
+  XF_CUDA_CHECK(cudaMemcpy(const_cast<float*>(same.scale_inv(0)), &inv, 4, cudaMemcpyHostToDevice));
+  xfbench::DeviceBuffer<std::uint8_t> q(n);
+  xk::fp8_cast(q.data(), out, n, same, 0, nullptr);
+  return bytes_of(q);
+}
+
+void expect_like_a_cast(const Producer& produce, int rows, int cols, xk::Fp8Recipe recipe) {
+  const std::size_t n = std::size_t(rows) * cols;
+  xk::Fp8RecipeConfig rc;
+  rc.recipe = recipe;
+  xk::Fp8Scales fused({xk::Fp8Format::e4m3}, rc), cast({xk::Fp8Format::e4m3}, rc);
+  Dev<bf16> out(n);
+  xfbench::DeviceBuffer<std::uint8_t> q_fused(n), q_cast(n);
+  for (int step = 0; step < 2; ++step) {
+    const std::string at = std::string(xk::to_string(recipe)) + " step " + std::to_string(step);
+    produce(out.get(), nullptr);
+    xk::fp8_cast(q_cast.data(), out.get(), n, cast, 0, nullptr);  // the recipe on the bf16 output
+    const xk::Fp8Output fp8{q_fused.data(), &fused, 0};
+    produce(nullptr, &fp8);
+    // The recipe's bookkeeping: the amax (of fp32 values against their bf16 roundings) and the
+    // scale agree within a bf16 unit.
+    const float amax_f = fused.amaxes()[0], amax_c = cast.amaxes()[0];
+    const float scale_f = fused.scales()[0], scale_c = cast.scales()[0];
+    EXPECT_NEAR(amax_f, amax_c, amax_c / 128) << at;
+    EXPECT_NEAR(scale_f, scale_c, scale_c / 128) << at;
+    EXPECT_GT(amax_f, 0.f) << at;
+    EXPECT_NE(scale_f, 1.f) << at << ": the scale was never set";
+    EXPECT_EQ(fused.overflow_count(), 0u) << at;
+    // The bytes: those of a cast of the bf16 output with the fused pass's own scale, but for the
+    // double rounding.
+    const std::vector<std::uint8_t> a = bytes_of(q_fused), b = cast_with(out.get(), n, scale_f);
+    std::size_t differ = 0, far = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      differ += a[i] != b[i];
+      far += std::abs(code(a[i]) - code(b[i])) > 1;
+    }
+    EXPECT_EQ(far, 0u) << at << ": bytes more than one code from the cast's";
+    EXPECT_LE(differ, n * 3 / 100) << at << ": " << differ << " of " << n << " bytes differ";
+    EXPECT_GT(n - differ, n * 9 / 10) << at;
+    if (recipe == xk::Fp8Recipe::delayed) fused.update(nullptr), cast.update(nullptr);
+  }
+}
+
+class Fp8ProducersGpu : public ::testing::TestWithParam<xk::Fp8Recipe> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    if (!has_fp8()) GTEST_SKIP() << "no fp8 (compute capability below 8.9)";
+  }
+  static constexpr int N = 96, C = 640, I = 1216;  // rows, hidden, intermediate
+  static constexpr float kEps = 1e-5f;
+};
+
+TEST_P(Fp8ProducersGpu, RmsNormAndItsResidualForm) {
+  Dev<bf16> x(random_values<bf16>(std::size_t(N) * C, -3, 3, 11));
+  Dev<bf16> res(random_values<bf16>(std::size_t(N) * C, -1, 1, 12));
+  Dev<bf16> w(random_values<bf16>(C, 0.5, 1.5, 13)), z(std::size_t(N) * C);
+  xfbench::DeviceBuffer<float> rstd(N), rstd_fp8(N);
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        xk::rmsnorm_forward<bf16>(out, rstd.data(), x.get(), w.get(), N, C, kEps, nullptr, fp8);
+      },
+      N, C, GetParam());
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        xk::dropout_residual_rmsnorm_forward<bf16>(
+            out, z.get(), fp8 ? rstd_fp8.data() : rstd.data(), x.get(), res.get(), w.get(),
+            xk::Dropout{0.1f, 7, 3}, N, C, kEps, nullptr, fp8);
+      },
+      N, C, GetParam());
+  // The FP8 path saves the same statistics and residual sum as the bf16 one.
+  std::vector<float> a(N), b(N);
+  XF_CUDA_CHECK(cudaMemcpy(a.data(), rstd.data(), N * 4, cudaMemcpyDeviceToHost));
+  XF_CUDA_CHECK(cudaMemcpy(b.data(), rstd_fp8.data(), N * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(a, b);
+}
+
+TEST_P(Fp8ProducersGpu, LayerNormAndItsResidualForm) {
+  Dev<bf16> x(random_values<bf16>(std::size_t(N) * C, -3, 3, 21));
+  Dev<bf16> xb(random_values<bf16>(C, -0.5, 0.5, 22));
+  Dev<bf16> res(random_values<bf16>(std::size_t(N) * C, -1, 1, 23));
+  Dev<bf16> w(random_values<bf16>(C, 0.5, 1.5, 24)), b(random_values<bf16>(C, -0.2, 0.2, 25));
+  Dev<bf16> z(std::size_t(N) * C);
+  xfbench::DeviceBuffer<float> mean(N), rstd(N);
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        xk::layernorm_forward<bf16>(out, mean.data(), rstd.data(), x.get(), w.get(), b.get(), N, C,
+                                    kEps, nullptr, fp8);
+      },
+      N, C, GetParam());
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        xk::bias_dropout_residual_layernorm_forward<bf16>(
+            out, z.get(), mean.data(), rstd.data(), x.get(), xb.get(), res.get(), w.get(), b.get(),
+            xk::Dropout{0.1f, 9, 4}, N, C, kEps, nullptr, fp8);
+      },
+      N, C, GetParam());
+}
+
+TEST_P(Fp8ProducersGpu, GeluAndGatedActivations) {
+  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * 2 * I, -4, 4, 31));
+  Dev<bf16> bias(random_values<bf16>(I, -0.5, 0.5, 32));
+  for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh}) {
+    expect_like_a_cast(
+        [&](bf16* out, const xk::Fp8Output* fp8) {
+          xk::bias_gelu_forward<bf16>(out, pre.get(), bias.get(), N, I, kind, nullptr, fp8);
+        },
+        N, I, GetParam());
+  }
+  for (xk::GateAct gate : {xk::GateAct::silu, xk::GateAct::gelu_tanh}) {
+    expect_like_a_cast(
+        [&](bf16* out, const xk::Fp8Output* fp8) {
+          xk::gated_dropout_forward<bf16>(out, pre.get(), N, I, gate, xk::Dropout{0.1f, 5, 2},
+                                          nullptr, fp8);
+        },
+        N, I, GetParam());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Recipes, Fp8ProducersGpu,
+                         ::testing::Values(xk::Fp8Recipe::delayed, xk::Fp8Recipe::current),
+                         [](const auto& info) { return std::string(xk::to_string(info.param)); });
+
+TEST(Fp8Producers, RejectWhatTheyCannotWrite) {
+  SKIP_WITHOUT_GPU();  // Fp8Scales allocates on the device
+  xk::Fp8Scales scales({xk::Fp8Format::e4m3}, {});
+  Dev<bf16> x(std::size_t(16) * 64), w(64);
+  xfbench::DeviceBuffer<float> rstd(16);
+  xfbench::DeviceBuffer<std::uint8_t> q(16 * 64 + 16);
+  const xk::Fp8Output bad_index{q.data(), &scales, 1}, no_scales{q.data(), nullptr, 0},
+      misaligned{q.data() + 1, &scales, 0};
+  for (const xk::Fp8Output* o : {&bad_index, &no_scales, &misaligned})
+    EXPECT_THROW(xk::rmsnorm_forward<bf16>(nullptr, rstd.data(), x.get(), w.get(), 16, 64, 1e-5f,
+                                           nullptr, o),
+                 xfbench::InvalidArgument);
+  EXPECT_THROW(xk::rmsnorm_forward<bf16>(nullptr, rstd.data(), x.get(), w.get(), 16, 64, 1e-5f,
+                                         nullptr, nullptr),
+               xfbench::InvalidArgument);  // no output at all
+  Dev<float> xf(std::size_t(16) * 64), wf(64);
+  const xk::Fp8Output ok{q.data(), &scales, 0};
+  EXPECT_THROW(xk::rmsnorm_forward<float>(nullptr, rstd.data(), xf.get(), wf.get(), 16, 64, 1e-5f,
+                                          nullptr, &ok),
+               xfbench::InvalidArgument);
+}
+
+TEST(Fp8Transpose, MovesEveryByteAtEdgesOfTiles) {
+  SKIP_WITHOUT_GPU();
+  for (auto [rows, cols] : {std::pair{16, 16}, {96, 208}, {208, 80}, {128, 64}}) {
+    const std::size_t n = std::size_t(rows) * cols;
+    std::vector<std::uint8_t> h(n);
+    for (std::size_t i = 0; i < n; ++i) h[i] = std::uint8_t((i * 2654435761u) >> 13);
+    xfbench::DeviceBuffer<std::uint8_t> q(n), qt(n);
+    XF_CUDA_CHECK(cudaMemcpy(q.data(), h.data(), n, cudaMemcpyHostToDevice));
+    xfbench::poison(qt.data(), n, nullptr);
+    xk::fp8_transpose(qt.data(), q.data(), rows, cols, nullptr);
+    const std::vector<std::uint8_t> t = bytes_of(qt);
+    std::size_t wrong = 0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c)
+        wrong += t[std::size_t(c) * rows + r] != h[std::size_t(r) * cols + c];
+    EXPECT_EQ(wrong, 0u) << rows << " x " << cols;
+  }
+  xfbench::DeviceBuffer<std::uint8_t> q(64 * 64), qt(64 * 64);
+  EXPECT_THROW(xk::fp8_transpose(qt.data(), q.data(), 24, 64, nullptr), xfbench::InvalidArgument);
+}
+
+}  // namespace
