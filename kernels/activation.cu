@@ -96,9 +96,10 @@ struct GatedBackward {
   int C;
   GateAct kind;
   DropoutMask drop;
-  __device__ void operator()(size_t off, int col, float (&g)[kVec]) const {
+  // dgate and dlinear of the vector at `off` of dact; `gate`: their offset in dpre (and + C).
+  __device__ size_t values(size_t off, int col, float (&dgate)[kVec], float (&g)[kVec]) const {
     const size_t gate = 2 * off - col;
-    float x[kVec], lin[kVec], dgate[kVec];
+    float x[kVec], lin[kVec];
     detail::load8(g, dact + off);
     apply_dropout(g, drop, off);
     detail::load8(x, pre + gate);
@@ -108,8 +109,20 @@ struct GatedBackward {
       dgate[j] = g[j] * lin[j] * gate_grad(x[j], kind);
       g[j] *= gate_value(x[j], kind);  // dlinear
     }
+    return gate;
+  }
+  __device__ void operator()(size_t off, int col, float (&g)[kVec]) const {
+    float dgate[kVec];
+    const size_t gate = values(off, col, dgate, g);
     detail::store8(dpre + gate, dgate);
     detail::store8(dpre + gate + C, g);
+  }
+  __device__ void write_fp8(size_t off, int col, const detail::Fp8Store& store, float s, float& m,
+                            unsigned long long& over) const {
+    float dgate[kVec], g[kVec];
+    const size_t gate = values(off, col, dgate, g);
+    store.store8(gate, dgate, s, m, over);
+    store.store8(gate + C, g, s, m, over);
   }
 };
 
@@ -158,11 +171,15 @@ void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dro
 
 template <class T>
 void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, GateAct gate,
-                            Dropout dropout, cudaStream_t stream) {
+                            Dropout dropout, cudaStream_t stream, const Fp8Output* fp8) {
   detail::require_row_shape(N, C, 1 << 29, "gated_dropout_backward");
-  check(std::size_t(N) * C, {dpre, dact, pre}, dropout.p, "gated_dropout_backward");
-  detail::for_each_vector(GatedBackward<T>{dpre, dact, pre, C, gate, DropoutMask(dropout)}, N, C,
-                          stream);
+  const bool to_fp8 = fp8 && fp8->q;
+  check(std::size_t(N) * C, {to_fp8 ? dact : dpre, dact, pre}, dropout.p, "gated_dropout_backward");
+  const GatedBackward<T> op{dpre, dact, pre, C, gate, DropoutMask(dropout)};
+  if (!to_fp8) return detail::for_each_vector(op, N, C, stream);
+  if (std::is_same_v<T, float>)
+    XF_THROW(InvalidArgument, "gated_dropout_backward: an FP8 output from fp32 storage");
+  detail::for_each_vector_write_fp8(op, N, C, *fp8, stream);
 }
 
 #define XF_INSTANTIATE(T)                                                                        \
@@ -172,7 +189,7 @@ void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, 
   template void gated_dropout_forward<T>(T*, const T*, int, int, GateAct, Dropout, cudaStream_t, \
                                          const Fp8Output*);                                      \
   template void gated_dropout_backward<T>(T*, const T*, const T*, int, int, GateAct, Dropout,    \
-                                          cudaStream_t);
+                                          cudaStream_t, const Fp8Output*);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)

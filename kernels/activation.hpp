@@ -41,9 +41,11 @@ void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dro
                            cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · f'(gate),
-// dlinear = g · f(gate). dpre must not alias pre.
+// dlinear = g · f(gate). dpre must not alias pre. fp8 (nullable): when its q is set, dpre (then
+// nullable) is written there in FP8 instead (the up projection's gradient, e5m2, where only its
+// FP8 products read it), with the amax in the same pass.
 template <class T>
 void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, GateAct gate,
-                            Dropout dropout, cudaStream_t stream);
+                            Dropout dropout, cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 }  // namespace xfbench::kernels

@@ -147,6 +147,17 @@ void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy) {
   fp8_cast_transpose(m.dyq, m.dyqt, dy, m.T, m.M, m.scales, m.first + kDy, s);
 }
 
+Fp8Output Fp8Linear::grad_input() const {
+  if (!impl_->dgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
+  return {impl_->dyq, &impl_->scales, impl_->first + kDy};
+}
+
+void Fp8Linear::grad_written(cudaStream_t s) {
+  Impl& m = *impl_;
+  if (!m.dgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
+  fp8_transpose(m.dyqt, m.dyq, m.T, m.M, s);
+}
+
 void Fp8Linear::backward_data(cudaStream_t s, __nv_bfloat16* dx, float beta,
                               const __nv_bfloat16* c_in) {
   Impl& m = *impl_;

@@ -3,7 +3,8 @@
 //   for_each_vector_colsum: the same per row, and per-block column sums of the values op leaves in
 //   its array (partials [G][C]) for the deterministic two-pass bias gradients (reduce.cuh).
 //   for_each_vector_fp8: op.value(row_offset, column, float(&)[8]) computes each vector and an
-//   FP8 output (fp8_store.cuh) takes it: a producer whose output an FP8 product reads next.
+//   FP8 output (fp8_store.cuh) takes it: a producer whose output an FP8 product reads next
+//   (for_each_vector_write_fp8: op.write_fp8 stores its outputs itself, e.g. two per vector).
 // Internal to kernels/; include only from .cu files.
 #pragma once
 
@@ -77,7 +78,8 @@ void for_each_vector(const Op& op, size_t N, int C, cudaStream_t stream) {
   XF_CUDA_CHECK_LAUNCH();
 }
 
-// A grid-stride loop (one amax atomic per block): op.value computes, the store writes FP8.
+// A grid-stride loop (one amax atomic per block): op.write_fp8 computes a vector and hands what
+// it writes to the store (Fp8Store::store8, one or more outputs per vector).
 template <class Op>
 __global__ __launch_bounds__(kEwThreads) void for_each_vector_fp8_kernel(Op op, size_t vectors,
                                                                          unsigned V,
@@ -86,17 +88,28 @@ __global__ __launch_bounds__(kEwThreads) void for_each_vector_fp8_kernel(Op op, 
   float m = 0.f;
   unsigned long long over = 0;
   for (size_t i = blockIdx.x * size_t(kEwThreads) + threadIdx.x; i < vectors;
-       i += size_t(gridDim.x) * kEwThreads) {
-    float v[kVec];
-    op.value(i * kVec, int(i % V) * kVec, v);
-    store.store8(i * kVec, v, s, m, over);
-  }
+       i += size_t(gridDim.x) * kEwThreads)
+    op.write_fp8(i * kVec, int(i % V) * kVec, store, s, m, over);
   store.finish(m, over, s);
 }
 
-// Launch over N rows of C (C % 8 == 0) writing `out` (its q set; bf16 or fp16 inputs).
+// An op with value(offset, column, float(&)[8]) writing one output, as write_fp8 sees it.
 template <class Op>
-void for_each_vector_fp8(const Op& op, size_t N, int C, const Fp8Output& out, cudaStream_t stream) {
+struct WriteValueFp8 {
+  Op op;
+  __device__ void write_fp8(size_t off, int col, const Fp8Store& store, float s, float& m,
+                            unsigned long long& over) const {
+    float v[kVec];
+    op.value(off, col, v);
+    store.store8(off, v, s, m, over);
+  }
+};
+
+// Launch over N rows of C (C % 8 == 0) writing `out` (its q set; bf16 or fp16 inputs): op.write_fp8
+// stores each vector's outputs itself.
+template <class Op>
+void for_each_vector_write_fp8(const Op& op, size_t N, int C, const Fp8Output& out,
+                               cudaStream_t stream) {
   const size_t vectors = N * (C / kVec);
   if (vectors == 0) return;
   const unsigned blocks =
@@ -106,6 +119,12 @@ void for_each_vector_fp8(const Op& op, size_t N, int C, const Fp8Output& out, cu
         <<<blocks, kEwThreads, 0, stream>>>(op, vectors, unsigned(C / kVec), store);
     XF_CUDA_CHECK_LAUNCH();
   });
+}
+
+// The same for an op whose value(...) is its one output [N, C].
+template <class Op>
+void for_each_vector_fp8(const Op& op, size_t N, int C, const Fp8Output& out, cudaStream_t stream) {
+  for_each_vector_write_fp8(WriteValueFp8<Op>{op}, N, C, out, stream);
 }
 
 // A block covers R = 256 / V rows at a time when V = C / 8 <= 256, otherwise one row with VPT

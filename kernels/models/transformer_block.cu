@@ -205,7 +205,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       if (train) {
         m.alloc("dh1", T * H, m.elem, scratch), m.alloc("do2", T * H, m.elem, scratch),
             m.alloc("dact", T * I, m.elem, scratch);
-        if (c.gated_ffn) m.alloc("dpre", T * U, m.elem, scratch);
+        if (c.gated_ffn && !m.fp8_gated_grad()) m.alloc("dpre", T * U, m.elem, scratch);
         // pre: the gradient of norm2, later of norm1 (one buffer: the first is spent by then).
         if (m.pre()) m.alloc("dnorm", T * H, m.elem, scratch);
         m.d_down_w = m.plan(H, I, T, true, false, Epilogue::none, true);

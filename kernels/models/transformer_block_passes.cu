@@ -306,16 +306,24 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+  // fp8, gated, no bias: the backward writes wi's dy in FP8 itself (before the side stream's
+  // last reader of dyᵀ is done: it writes dy, which only the main stream read).
+  const Fp8Output dy8 = m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input() : Fp8Output{};
   if (c.gated_ffn)
     gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
-                              inner, s);
+                              inner, s, &dy8);
   else if (c.activation == Activation::relu)
     relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
                              inner, s);
   else
     bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
                           m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
-  linear_grad(m, s, "wi", m.t(dpre));
+  if (dy8.q) {  // dyᵀ from those bytes, after the side stream's last reader of the one before
+    m.join(s);
+    m.fp8_of("wi")->grad_written(s);
+  } else {
+    linear_grad(m, s, "wi", m.t(dpre));
+  }
   m.fork(s);
   // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
   // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,

@@ -170,3 +170,48 @@ TEST(Fp8Linear, RejectsShapesAndScalesItCannotTake) {
   xk::Fp8Scales wrong({xk::Fp8Format::e5m2, xk::Fp8Format::e4m3, xk::Fp8Format::e5m2}, {});
   EXPECT_THROW(xk::Fp8Linear(64, 64, 64, wrong, 0), xfbench::InvalidArgument);
 }
+
+// The paths where a producer writes the layer's FP8 input or gradient itself (input() and
+// forward_fp8 / backward_weight_fp8; grad_input() and grad_written): given the bytes the layer's
+// own casts would write (here fp8_cast with the same held scales), every product is bit for bit the
+// same as through forward / cast_grad / backward_weight.
+TEST(Fp8Linear, ProducerWrittenInputAndGradientGiveTheSameProducts) {
+  SKIP_WITHOUT_GPU();
+  if (!has_fp8()) GTEST_SKIP() << "no fp8 tensor cores (compute capability below 8.9)";
+  const int T = 128, K = 192, M = 96;
+  xk::Fp8Scales scales(xk::fp8_linear_formats(), {});  // delayed
+  xk::Fp8Linear layer(T, K, M, scales, 0);
+  const std::vector<double> x = random_values<__nv_bfloat16>(std::size_t(T) * K, -3, 3, 1);
+  const std::vector<double> w = random_values<__nv_bfloat16>(std::size_t(M) * K, -0.02, 0.02, 2);
+  const std::vector<double> dy = random_values<__nv_bfloat16>(std::size_t(T) * M, -1e-4, 1e-4, 3);
+  Dev<__nv_bfloat16> d_x(x), d_w(w), d_dy(dy);
+  Dev<__nv_bfloat16> y1(std::size_t(T) * M), y2(y1.buf.size()), dx1(std::size_t(T) * K),
+      dx2(dx1.buf.size()), dw1(std::size_t(M) * K), dw2(dw1.buf.size());
+  layer.cast_weight(nullptr, d_w.get());  // a first step: the history holds every amax
+  layer.forward(nullptr, d_x.get(), y1.get());
+  layer.cast_grad(nullptr, d_dy.get());
+  scales.update(nullptr);
+  // Through the layer's own casts.
+  layer.cast_weight(nullptr, d_w.get());
+  layer.forward(nullptr, d_x.get(), y1.get());
+  layer.cast_grad(nullptr, d_dy.get());
+  layer.backward_data(nullptr, dx1.get());
+  layer.backward_weight(nullptr, d_x.get(), dw1.get());
+  // Through bytes written outside: x into a buffer of the caller's, dy into the layer's copy.
+  xfbench::DeviceBuffer<std::uint8_t> xq(std::size_t(T) * K);
+  const xk::Fp8Output in = layer.input(xq.data()), grad = layer.grad_input();
+  EXPECT_EQ(in.i, 0);
+  EXPECT_EQ(grad.i, 2);
+  xk::fp8_cast(in.q, d_x.get(), std::size_t(T) * K, scales, in.i, nullptr);
+  layer.forward_fp8(nullptr, xq.data(), y2.get());
+  xk::fp8_cast(grad.q, d_dy.get(), std::size_t(T) * M, scales, grad.i, nullptr);
+  layer.grad_written(nullptr);
+  layer.backward_data(nullptr, dx2.get());
+  layer.backward_weight_fp8(nullptr, xq.data(), dw2.get());
+  EXPECT_EQ(y1.host(), y2.host());
+  EXPECT_EQ(dx1.host(), dx2.host());
+  EXPECT_EQ(dw1.host(), dw2.host());
+  double norm = 0;
+  for (double v : dw2.host()) norm += v * v;
+  EXPECT_GT(norm, 0.0);
+}

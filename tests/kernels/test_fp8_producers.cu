@@ -50,8 +50,8 @@ using Producer = std::function<void(bf16* out, const xk::Fp8Output* fp8)>;
 
 // The bytes a cast of the bf16 output gives with exactly `scale` (a one-step history, past its
 // first step, so the cast keeps the scale it is given).
-std::vector<std::uint8_t> cast_with(const bf16* out, std::size_t n, float scale) {
-  xk::Fp8Scales same({xk::Fp8Format::e4m3}, xk::Fp8RecipeConfig{xk::Fp8Recipe::delayed, 1, 0});
+std::vector<std::uint8_t> cast_with(const bf16* out, std::size_t n, float scale, xk::Fp8Format f) {
+  xk::Fp8Scales same({f}, xk::Fp8RecipeConfig{xk::Fp8Recipe::delayed, 1, 0});
   same.update(nullptr);  // amax 0: the scale stays, and the first step is over
   const float inv = 1.f / scale;
   XF_CUDA_CHECK(cudaMemcpy(same.scale(0), &scale, 4, cudaMemcpyHostToDevice));
@@ -61,15 +61,17 @@ std::vector<std::uint8_t> cast_with(const bf16* out, std::size_t n, float scale)
   return bytes_of(q);
 }
 
-void expect_like_a_cast(const Producer& produce, int rows, int cols, xk::Fp8Recipe recipe) {
+void expect_like_a_cast(const Producer& produce, int rows, int cols, xk::Fp8Recipe recipe,
+                        xk::Fp8Format format = xk::Fp8Format::e4m3) {
   const std::size_t n = std::size_t(rows) * cols;
   xk::Fp8RecipeConfig rc;
   rc.recipe = recipe;
-  xk::Fp8Scales fused({xk::Fp8Format::e4m3}, rc), cast({xk::Fp8Format::e4m3}, rc);
+  xk::Fp8Scales fused({format}, rc), cast({format}, rc);
   Dev<bf16> out(n);
   xfbench::DeviceBuffer<std::uint8_t> q_fused(n), q_cast(n);
   for (int step = 0; step < 2; ++step) {
-    const std::string at = std::string(xk::to_string(recipe)) + " step " + std::to_string(step);
+    const std::string at = std::string(xk::to_string(recipe)) + " " + xk::to_string(format) +
+                           " step " + std::to_string(step);
     produce(out.get(), nullptr);
     xk::fp8_cast(q_cast.data(), out.get(), n, cast, 0, nullptr);  // the recipe on the bf16 output
     const xk::Fp8Output fp8{q_fused.data(), &fused, 0};
@@ -85,7 +87,8 @@ void expect_like_a_cast(const Producer& produce, int rows, int cols, xk::Fp8Reci
     EXPECT_EQ(fused.overflow_count(), 0u) << at;
     // The bytes: those of a cast of the bf16 output with the fused pass's own scale, but for the
     // double rounding.
-    const std::vector<std::uint8_t> a = bytes_of(q_fused), b = cast_with(out.get(), n, scale_f);
+    const std::vector<std::uint8_t> a = bytes_of(q_fused),
+                                    b = cast_with(out.get(), n, scale_f, format);
     std::size_t differ = 0, far = 0;
     for (std::size_t i = 0; i < n; ++i) {
       differ += a[i] != b[i];
@@ -171,6 +174,21 @@ TEST_P(Fp8ProducersGpu, GeluAndGatedActivations) {
                                           nullptr, fp8);
         },
         N, I, GetParam());
+  }
+}
+
+// The gated FFN's backward writes the up projection's gradient dpre [N, 2I] (dgate, dlinear) in
+// e5m2 where only FP8 products read it (a block without linear biases).
+TEST_P(Fp8ProducersGpu, GatedBackwardWritesItsGradient) {
+  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * 2 * I, -4, 4, 41));
+  Dev<bf16> dact(random_values<bf16>(std::size_t(N) * I, -1e-3, 1e-3, 42));
+  for (xk::GateAct gate : {xk::GateAct::silu, xk::GateAct::gelu_erf}) {
+    expect_like_a_cast(
+        [&](bf16* dpre, const xk::Fp8Output* fp8) {
+          xk::gated_dropout_backward<bf16>(dpre, dact.get(), pre.get(), N, I, gate,
+                                           xk::Dropout{0.1f, 5, 2}, nullptr, fp8);
+        },
+        N, 2 * I, GetParam(), xk::Fp8Format::e5m2);
   }
 }
 

@@ -215,6 +215,11 @@ struct TransformerBlock::Impl {
     if (it == fp8_inputs.end()) return {};
     return fp8_of(it->second.c_str())->input(t(tensor));
   }
+  // fp8, a gated FFN without a bias gradient: its backward writes wi's dy in FP8 (into that
+  // Fp8Linear's copy), and no bf16 "dpre" exists.
+  bool fp8_gated_grad() const {
+    return c.precision == Precision::fp8 && c.gated_ffn && !c.linear_bias;
+  }
   bool stored_fp8(const void* p) const {
     for (const auto& kv : fp8_inputs)
       if (t(kv.first.c_str()) == p) return true;
