@@ -105,6 +105,22 @@ int TrainConfig::loss_rows() const {
   return model.kind == LmKind::masked ? head_rows() : batch * (seq - 1);
 }
 
+int TrainConfig::head_chunk_rows() const {
+  const int R = head_rows();
+  if (model.kind == LmKind::masked) return R;  // a few rows; its bias gradient is the epilogue's
+  const std::size_t row_bytes =
+      std::size_t(model.padded_vocab()) * elem_size(input_type(storage_precision(precision)));
+  const std::size_t fit = max_logits_bytes / row_bytes;
+  if (std::size_t(R) <= fit) return R;
+  int smallest = R;  // of the divisors that are multiples of 16
+  for (int rows = R / 16 * 16; rows >= 16; rows -= 16) {
+    if (R % rows) continue;
+    if (std::size_t(rows) <= fit) return rows;
+    smallest = rows;
+  }
+  return smallest;
+}
+
 BlockConfig TrainConfig::block() const {
   BlockConfig b = model.block();
   b.name = model.name;

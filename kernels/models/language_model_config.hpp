@@ -89,6 +89,10 @@ struct TrainConfig {
   // with data parallelism (ranks > 1).
   int tp_rank = 0, tp_size = 1;
   TpReduce tp_reduce;
+  // The LM head's logits (and their gradient, in place) are made for at most this many bytes of
+  // rows at a time: a causal head over every token of a long batch at vocab 128,256 would hold
+  // gigabytes (head_chunk_rows). A choice of how, not of what: the loss and gradients are the same.
+  std::size_t max_logits_bytes = std::size_t(1) << 30;
 
   int tokens() const { return batch * seq; }
   // Masked LM: positions of a sequence whose label counts (round(p·seq), at least 1).
@@ -97,6 +101,10 @@ struct TrainConfig {
   int head_rows() const;
   // Rows whose target counts per micro-batch: masked tokens, or (seq - 1) per sequence.
   int loss_rows() const;
+  // Rows of the LM head made at a time: all head_rows() where their logits fit max_logits_bytes
+  // (and always for a masked LM), else the largest divisor of head_rows() that is a multiple of
+  // 16 and fits, or the smallest such divisor where none fits (head_rows() where none divides).
+  int head_chunk_rows() const;
   BlockConfig block() const;  // the model's block at this run's size, precision and backend
   std::string describe() const;
 };

@@ -208,7 +208,7 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
   b.slot("head.out", R * H * e, head), b.slot("head.dout", R * H * e, head);
   b.slot("head.mean", R * 4, head), b.slot("head.rstd", R * 4, head);
   b.slot("head.rows", c.accum * R * 4, head), b.slot("head.targets", c.accum * R * 4, head);
-  b.slot("head.logits", R * Vp * e, head);
+  b.slot("head.logits", std::size_t(c.head_chunk_rows()) * Vp * e, head);  // a chunk's rows
   b.slot("head.losses", R * 4, head), b.slot("head.loss", 4, head);
   b.slot("norm_scratch", sizes.norm_scratch, "scratch");
   b.slot("scalars", sizeof(TrainScalars), "optimizer");

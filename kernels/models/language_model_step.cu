@@ -43,7 +43,7 @@ GemmOperands ops(const void* a, const void* b, void* c, const void* bias = nullp
 using Impl = LanguageModel::Impl;
 
 struct Shapes {
-  int B, S, H, V, Vp, T, R, L;
+  int B, S, H, V, Vp, T, R, Rc, L;  // Rc: the LM head's rows made at a time (R / Rc chunks)
   explicit Shapes(const TrainConfig& c)
       : B(c.batch),
         S(c.seq),
@@ -52,6 +52,7 @@ struct Shapes {
         Vp(c.model.padded_vocab()),
         T(c.tokens()),
         R(c.head_rows()),
+        Rc(c.head_chunk_rows()),
         L(c.model.layers) {}
 };
 
@@ -138,7 +139,9 @@ void embeddings_backward(Impl& m, cudaStream_t s, int k, std::uint64_t step, T* 
 }
 
 // Last layer's output -> logits [R, Vp] -> loss (accumulated over micro-batches) and dlogits in
-// place -> the gradient of the last layer's output, in "dgrad0".
+// place -> the gradient of the last layer's output, in "dgrad0". The logits are made Rc rows at a
+// time (TrainConfig::head_chunk_rows), each chunk's head weight gradient added to the chunks'
+// before it.
 template <class T>
 void head_forward_backward(Impl& m, cudaStream_t s, int k) {
   const Shapes z(m.c);
@@ -163,21 +166,26 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
     layernorm_forward<T>(out, mean, rstd, top, p<T>(m, "lnf_w"), p<T>(m, "lnf_b"), z.T, z.H, eps,
                          s);
   }
-  m.run(m.decoder, s,
-        ops(out, head_weight<T>(m, false), logits, masked ? p<T>(m, "decoder_b") : nullptr));
-
   const float per_micro = 1.f / m.c.accum;
   const bool scaled = m.c.precision == Precision::fp16;
-  cross_entropy_forward_backward<T>(at<float>(m, "head.losses"), logits, targets, z.R, z.V, z.Vp,
-                                    per_micro, m.c.loss_rows(),
-                                    scaled ? &m.scalars()->loss_scale : nullptr, s);
+  for (int r0 = 0; r0 < z.R; r0 += z.Rc) {
+    const std::size_t rows_in = std::size_t(r0) * z.H;
+    m.run(m.decoder, s,
+          ops(out + rows_in, head_weight<T>(m, false), logits,
+              masked ? p<T>(m, "decoder_b") : nullptr));
+    cross_entropy_forward_backward<T>(at<float>(m, "head.losses") + r0, logits, targets + r0, z.Rc,
+                                      z.V, z.Vp, per_micro, m.c.loss_rows(),
+                                      scaled ? &m.scalars()->loss_scale : nullptr, s);
+    // tied: the table's first share (the embeddings' backward adds theirs); chunks after the
+    // first add to it
+    GemmOperands dword = ops(logits, out + rows_in, head_weight<T>(m, true));
+    dword.beta = r0 > 0 ? 1.f : 0.f;
+    if (masked) dword.bias_grad = g<T>(m, "decoder_b");  // one chunk: masked rows are few
+    m.run(m.d_decoder_w, s, dword);
+    m.run(m.d_decoder_x, s, ops(logits, head_weight<T>(m, false), dout + rows_in));
+  }
   cross_entropy_mean(at<float>(m, "head.loss"), at<float>(m, "head.losses"), targets, z.R,
                      per_micro, k > 0, s);
-
-  GemmOperands dword = ops(logits, out, head_weight<T>(m, true));  // tied: the table's first share
-  if (masked) dword.bias_grad = g<T>(m, "decoder_b");
-  m.run(m.d_decoder_w, s, dword);
-  m.run(m.d_decoder_x, s, ops(logits, head_weight<T>(m, false), dout));
   T* dtop = at<T>(m, "dgrad0");
   float* scratch = at<float>(m, "norm_scratch");
   if (masked) {
@@ -276,9 +284,9 @@ void LanguageModel::Impl::make_head_plans() {
     d_dense_w = plan(z.H, z.H, z.R, true, false, Epilogue::none);
     d_dense_x = plan(z.R, z.H, z.H, false, false, Epilogue::none);
   }
-  decoder = plan(z.R, z.Vp, z.H, false, true, masked ? Epilogue::bias : Epilogue::none);
-  d_decoder_w = plan(z.Vp, z.H, z.R, true, false, masked ? Epilogue::bgrad_a : Epilogue::none);
-  d_decoder_x = plan(z.R, z.H, z.Vp, false, false, Epilogue::none);
+  decoder = plan(z.Rc, z.Vp, z.H, false, true, masked ? Epilogue::bias : Epilogue::none);
+  d_decoder_w = plan(z.Vp, z.H, z.Rc, true, false, masked ? Epilogue::bgrad_a : Epilogue::none);
+  d_decoder_x = plan(z.Rc, z.H, z.Vp, false, false, Epilogue::none);
 }
 
 LossScaling LanguageModel::Impl::loss_scaling() const {

@@ -41,6 +41,31 @@ TEST(TrainModels, NamedSizes) {
   EXPECT_THROW(lm_model("bert-huge"), InvalidArgument);
 }
 
+// The LM head's logits are made in chunks of rows where a whole micro-batch's would pass
+// max_logits_bytes (1 GiB): each chunk a divisor of the rows and a multiple of 16.
+TEST(TrainLayout, HeadChunksKeepTheLogitsUnderTheirLimit) {
+  TrainConfig c;
+  c.model = lm_model("gpt2-medium"), c.seq = 1024, c.batch = 8;  // 8192 x 50304 x 2 B: 0.82 GB
+  EXPECT_EQ(c.head_chunk_rows(), c.head_rows());
+  c.model = lm_model("llama-3.2-1b"), c.seq = 4096, c.batch = 4;  // 16384 x 128256 x 2 B: 4.2 GB
+  EXPECT_EQ(c.head_rows(), 16384);
+  EXPECT_EQ(c.head_chunk_rows(), 4096);  // 4096 x 128256 x 2 B = 1.05e9 <= 2^30
+  c.precision = Precision::fp32;         // four bytes a logit: twice the chunks
+  EXPECT_EQ(c.head_chunk_rows(), 2048);
+  c.precision = Precision::bf16;
+  c.max_logits_bytes = 0;  // nothing fits: the smallest chunk the rows allow
+  EXPECT_EQ(c.head_chunk_rows(), 16);
+  c.batch = 1, c.seq = 40, c.max_logits_bytes = 1;  // 40 rows: no multiple of 16 divides them
+  EXPECT_EQ(c.head_chunk_rows(), 40);
+  c.model = lm_model("bert-large"), c.seq = 512, c.batch = 64;  // masked: never chunked
+  c.max_logits_bytes = 1;
+  EXPECT_EQ(c.head_chunk_rows(), c.head_rows());
+  // The memory plan holds one chunk's logits.
+  TrainConfig whole = xftest::tiny(LmKind::causal, Precision::bf16), chunked = whole;
+  chunked.max_logits_bytes = std::size_t(whole.head_rows() / 4) * whole.model.padded_vocab() * 2;
+  EXPECT_EQ(chunked.head_chunk_rows(), whole.head_rows() / 4);
+}
+
 // 3·(L·(att + ffn) + 2·s·h·V) per sample, att = 4hs² + 8sh², ffn = 16sh²; 4x with checkpointing.
 TEST(TrainFlops, SeedsFormula) {
   TrainConfig c;

@@ -113,6 +113,33 @@ TEST(TrainStepGpu, CheckpointingGivesTheSameGradients) {
   }
 }
 
+// The LM head made in chunks of rows (TrainConfig::max_logits_bytes forcing four): the same loss
+// and gradients as one pass, within the rounding of adding the head weight's gradient chunk by
+// chunk in the storage type (the other gradients differ only by the products' shapes).
+TEST(TrainStepGpu, ChunkedHeadGivesTheSameGradients) {
+  SKIP_WITHOUT_GPU();
+  for (bool tied : {true, false}) {
+    TrainConfig whole = xftest::tiny_llama(Precision::bf16, tied), chunked = whole;
+    chunked.max_logits_bytes =
+        std::size_t(whole.head_rows() / 4) * whole.model.padded_vocab() * sizeof(std::uint16_t);
+    ASSERT_EQ(chunked.head_chunk_rows(), whole.head_rows() / 4);
+    LanguageModel a(whole), b(chunked);
+    a.init_parameters(4, true), b.init_parameters(4, true);
+    a.set_data(kernels::step_data(whole)), b.set_data(kernels::step_data(chunked));
+    a.compute_gradients(nullptr), b.compute_gradients(nullptr);
+    EXPECT_NEAR(a.loss(nullptr), b.loss(nullptr), 1e-3 * a.loss(nullptr));
+    double worst = 0;
+    for (const std::string& p : a.parameters()) {
+      const double e = rel_l2(b.download(p, Values::gradients, nullptr),
+                              a.download(p, Values::gradients, nullptr));
+      EXPECT_LE(e, 1e-2) << (tied ? "tied: d" : "untied: d") << p;
+      worst = std::max(worst, e);
+    }
+    EXPECT_GT(a.memory_plan().total(), b.memory_plan().total());
+    std::printf("chunked head (%s): worst gradient rel_l2 %.2e\n", tied ? "tied" : "untied", worst);
+  }
+}
+
 // Accumulation: 4 micro-batches of 2 against one batch of 8 made of the same sequences. The
 // gradients agree within the rounding of accumulating in the storage type (measured 5.6e-4);
 // so do the weights after one optimizer step and the loss.
