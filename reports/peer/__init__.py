@@ -27,6 +27,7 @@ from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DE
                       FP8_RECIPE, GPT2_MODELS, HEADS, LAYER_BACKENDS, LAYER_SHAPES, LLAMA_DTYPES,
                       LLAMA_MAX_POSITIONS, LLAMA_MODELS, LLAMA_ROPE_THETA, LLAMA_SHAPES,
                       LLAMA_TRAIN, LLAMA_TRAIN_BACKENDS, LLAMA_TRAIN_CASES, LLAMA_TRAIN_FP8_CASES,
+                      GPT2_TRAIN_FP8_CASES, TRAIN_FP8_CASES,
                       LLAMA_VOCAB, SEED_SHAPES, TRAIN_CHOICES, TRAIN_HEADLINES, TRAIN_KNOBS,
                       TRAIN_MODELS, TRAIN_PRECISIONS, TRAIN_TF32_EAGER, H, MiB, Spec,
                       default_specs, llama_config, llama_name, llama_train_config,

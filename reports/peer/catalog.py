@@ -83,6 +83,10 @@ LLAMA_TRAIN_CASES = {"llama-3.2-1b": [(4096, 4, False), (4096, 4, True)],
 # ... and its fp8 ones (--train-precisions fp8): 1b batch 4 and 3b batch 1, no checkpointing, as
 # torchao-compile (FP8_BACKENDS).
 LLAMA_TRAIN_FP8_CASES = {"llama-3.2-1b": [(4096, 4, False)], "llama-3.2-3b": [(4096, 1, False)]}
+# ... and GPT-2's (issue 34's other training target): gpt2-xl s1024 batch 2, as xfbench's extended
+# suite runs it, HF's GPT2LMHeadModel with its Conv1D projections made nn.Linear (builders/train.py).
+GPT2_TRAIN_FP8_CASES = {"gpt2-xl": [(1024, 2, False)]}
+TRAIN_FP8_CASES = {**LLAMA_TRAIN_FP8_CASES, **GPT2_TRAIN_FP8_CASES}
 # --train-precisions: which of the Llama TrainStep cases run (the headline models' cases and the
 # multi-GPU ones are as they are)
 TRAIN_PRECISIONS = ("bf16", "fp8")
@@ -95,7 +99,7 @@ LLAMA_TRAIN_BACKENDS = ("torch-sdpa", "torch-compile")
 TRAIN_HEADLINES = [("bert-large", 128, 64), ("bert-large", 512, 16), ("gpt2-medium", 1024, 8)]
 # --train-models: the headline models (their headlines and knobs, the default) and the Llama ones
 DEFAULT_TRAIN_MODELS = tuple(dict.fromkeys(m for m, _, _ in TRAIN_HEADLINES))
-TRAIN_CHOICES = DEFAULT_TRAIN_MODELS + tuple(LLAMA_TRAIN_CASES)
+TRAIN_CHOICES = DEFAULT_TRAIN_MODELS + tuple(LLAMA_TRAIN_CASES) + tuple(GPT2_TRAIN_FP8_CASES)
 TRAIN_KNOBS = [("bf16", 1, False, "fused"), ("bf16", 1, False, "unfused"), ("bf16", 4, False, "fused"),
                ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused"), ("tf32", 1, False, "fused")]
 # tf32 (fp32 weights, TF32 products) also with HF's eager attention: the algorithm of xfbench's
@@ -240,10 +244,11 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                     model=model, precision="bf16", seq=s, batch=b, accum=1,
                                     ckpt=ckpt, adamw="fused", attention=LAYER_BACKENDS[backend],
                                     backend=backend))
-        # fp8 (--train-precisions fp8): the Llama models' FP8 cases, after every one-GPU bf16 case
+        # fp8 (--train-precisions fp8): the FP8 cases (Llama's, gpt2-xl's), after every one-GPU
+        # bf16 case
         for model in dict.fromkeys(train_models) if "fp8" in train_precisions else ():
-            for backend in FP8_BACKENDS if model in LLAMA_TRAIN_FP8_CASES else ():
-                for s, b, ckpt in LLAMA_TRAIN_FP8_CASES[model]:
+            for backend in FP8_BACKENDS if model in TRAIN_FP8_CASES else ():
+                for s, b, ckpt in TRAIN_FP8_CASES[model]:
                     out.append(Spec("TrainStep",
                                     train_name(model, "fp8", s, b, 1, ckpt, "fused", backend),
                                     model=model, precision="fp8", recipe=FP8_RECIPE, seq=s, batch=b,

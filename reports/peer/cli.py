@@ -16,7 +16,7 @@ from .catalog import (ALL_FAMILIES, COMPILED, DEFAULT_FAMILIES, DEFAULT_GPT2, DE
                       DEFAULT_LLAMA_DTYPES, DEFAULT_LLAMA_MODELS, DEFAULT_TRAIN_MODELS,
                       DEFAULT_TRAIN_PRECISIONS, FP8_BACKENDS, GPT2_MODELS, LLAMA_DTYPES,
                       LLAMA_MODELS, LLAMA_SHAPES, LLAMA_TRAIN, LLAMA_TRAIN_CASES,
-                      LLAMA_TRAIN_FP8_CASES, TRAIN_CHOICES, TRAIN_PRECISIONS, default_specs,
+                      TRAIN_FP8_CASES, TRAIN_CHOICES, TRAIN_PRECISIONS, default_specs,
                       precision_field, select, specs_from_names)
 from .flops import counters, idles_before, llama_param_count
 from .measure import measure_hot, measure_steady, open_nvml
@@ -221,10 +221,11 @@ def parse_args(argv=None):
                         f"(default {','.join(DEFAULT_TRAIN_PRECISIONS)}); fp8 (named "
                         f"{precision_field('fp8')}): "
                         + "; ".join(f"{m} " + ", ".join(f"seq {s} batch {b}" for s, b, _ in v)
-                                    for m, v in LLAMA_TRAIN_FP8_CASES.items())
+                                    for m, v in TRAIN_FP8_CASES.items())
                         + ", as torchao-compile: torchao's float8 training of the blocks' linear "
-                        f"layers (not the LM head), then torch-compile; needs {fp8.INSTALL}. The "
-                        "headline models' cases stay as they are")
+                        f"layers (not the LM head; GPT-2's Conv1D projections made nn.Linear "
+                        f"first), then torch-compile; needs {fp8.INSTALL}. The headline models' "
+                        "cases stay as they are")
     args = p.parse_args(argv)
     args.gpt2_model_list = [m.strip() for m in args.gpt2_models.split(",") if m.strip()]
     unknown = [m for m in args.gpt2_model_list if m not in GPT2_MODELS]
@@ -252,9 +253,9 @@ def parse_args(argv=None):
     if bad:
         p.error(f"unknown families {','.join(bad)}; known: {','.join(ALL_FAMILIES)}")
     if ("TrainStep" in fams and "fp8" in args.train_precision_list
-            and not any(m in LLAMA_TRAIN_FP8_CASES for m in args.train_model_list)):
-        p.error(f"--train-precisions fp8: Llama models only (--train-models "
-                f"{','.join(LLAMA_TRAIN_FP8_CASES)})")
+            and not any(m in TRAIN_FP8_CASES for m in args.train_model_list)):
+        p.error(f"--train-precisions fp8: the models with FP8 cases only (--train-models "
+                f"{','.join(TRAIN_FP8_CASES)})")
     if args.repetitions < 1:
         p.error("--repetitions must be >= 1")
     if args.min_time is None:

@@ -79,6 +79,7 @@ def test_train_step_fp8_names_are_xfbench_names():
     assert peer.counters(specs[0], 0.25) == peer.counters(bf16, 0.25)
 
 
+
 def test_fp8_only_when_asked_and_after_the_other_cases():
     assert peer.DEFAULT_LLAMA_DTYPES == ("bf16",) and peer.DEFAULT_TRAIN_PRECISIONS == ("bf16",)
     assert not any("fp8" in n or "torchao" in n for n in names(peer.ALL_FAMILIES))
@@ -117,16 +118,17 @@ def test_fp8_cli():
                 "--train-precisions", "fp8,bf16", "--filter", "fp8")
     assert r.returncode == 0 and r.stdout.split() == LLAMA_FP8_NAMES[:2] + TRAIN_FP8_NAMES
     r = run_cli(SCRIPT, "--help")
+    words = " ".join(r.stdout.split())  # argparse wraps the help where it likes
     for text in ("--train-precisions", "bf16,fp16,fp8", "torchao-compile", "fp8/recipe:current",
-                 "pip install torchao==0.18.0"):
-        assert text in r.stdout, text
+                 "pip install torchao==0.18.0", "gpt2-xl seq 1024 batch 2", "Conv1D"):
+        assert text in words, text
     a = peer.parse_args(["--train-precisions", "fp8, bf16,fp8"])
     assert a.train_precision_list == ["fp8", "bf16"] and peer.parse_args([]).train_precision_list == ["bf16"]
     for args, message in ((("--train-precisions", "fp16"), "unknown --train-precisions fp16; known: bf16,fp8"),
                           (("--llama-dtypes", "fp8,int8"), "unknown --llama-dtypes int8"),
                           (("--families", "TrainStep", "--train-precisions", "fp8"),
-                           "--train-precisions fp8: Llama models only (--train-models "
-                           "llama-3.2-1b,llama-3.2-3b)")):
+                           "--train-precisions fp8: the models with FP8 cases only (--train-models "
+                           "llama-3.2-1b,llama-3.2-3b,gpt2-xl)")):
         r = run_cli(SCRIPT, "--list", *args)
         assert r.returncode == 2 and message in r.stderr, (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
@@ -371,9 +373,9 @@ def test_train_step_fp8_refuses_what_it_cannot_run(monkeypatch):
     with pytest.raises(RuntimeError, match=r"swapped 111 linear layers, not the 112 asked "
                                            r"\(differ: model\.layers\.0\.self_attn\.q_proj\)"):
         peer.build_train(fake, spec, "cuda:0")
-    # a BERT/GPT-2 model in fp8 is no case the catalog makes; asked anyway, it is refused
+    # a model without FP8 cases (BERT, the smaller GPT-2s) is refused when asked anyway
     bert = peer.Spec("TrainStep", "x", **dict(spec.kw, model="bert-large"))
-    with pytest.raises(ValueError, match="Llama models only"):
+    with pytest.raises(ValueError, match="gpt2-xl only, not bert-large"):
         peer.build_train(fp8_train_torch(), bert, "cuda:0")
 
 
@@ -493,3 +495,115 @@ def test_llama_block_fp8_converts_the_seven_linears_then_compiles(monkeypatch, p
 def test_context_names_torchao_where_it_imports(monkeypatch):
     install(monkeypatch, fake_torchao([], version="0.18.0+cu130"))
     assert FP8.context() == {"torchao_version": "0.18.0+cu130"}
+
+
+# ---- gpt2-xl (issue 34's other training target) ------------------------------------------------
+
+def test_gpt2_xl_fp8_is_xfbench_s_case():
+    """gpt2-xl s1024 batch 2 in fp8 (issue 34's other training target): the name xfbench gives its
+    fp8 case of that shape (its plugin lists it with --xfbench_train_models=gpt2-xl
+    --xfbench_train_batches=2 --xfbench_train_precisions=fp8), counters as its bf16 case's."""
+    specs = peer.default_specs(["TrainStep"], train_models=["gpt2-xl"], train_precisions=["fp8"])
+    assert [s.gb_name for s in specs] == [
+        "TrainStep/torchao-compile/gpt2-xl/fp8/recipe:current/seq:1024/batch:2/accum:1/ckpt:off/"
+        "adamw:fused/manual_time"]
+    assert specs[0].kw["model"] == "gpt2-xl" and specs[0].kw["backend"] == "torchao-compile"
+    assert loader.map_backend(loader.strip_name(specs[0].gb_name), TO_FUSED) == (
+        "TrainStep/fused/gpt2-xl/fp8/recipe:current/seq:1024/batch:2/accum:1/ckpt:off/adamw:fused")
+    assert peer.default_specs(["TrainStep"], train_models=["gpt2-xl"]) == []  # no bf16 headline
+    per = 3 * (48 * (24 * 1024 * 1600 ** 2 + 4 * 1024 ** 2 * 1600) + 2 * 1024 * 1600 * 50257)
+    assert peer.counters(specs[0], 0.5)["TFLOPS"] == pytest.approx(per * 2 / 0.5 / 1e12)
+
+
+class Weight:
+    """A weight or bias with a shape, t() and copy_ as the swap uses them."""
+
+    def __init__(self, *shape, device="cpu", dtype="float32", tag=""):
+        self.shape, self.device, self.dtype, self.tag = shape, device, dtype, tag
+
+    def t(self):
+        return Weight(*reversed(self.shape), tag=self.tag + ".T")
+
+    def copy_(self, other):
+        assert other.shape == self.shape, (other.shape, self.shape)
+        self.tag = other.tag
+
+
+class Conv1D:
+    def __init__(self, nf, nx, tag):  # HF's argument order: out features, then in
+        self.weight, self.bias = Weight(nx, nf, tag=tag + ".w"), Weight(nf, tag=tag + ".b")
+
+
+class GptModules(Modules):
+    def get_submodule(self, name):
+        return self.mods[name]
+
+
+class Block:
+    """transformer.h.<i>: attributes by name, as setattr reaches them."""
+
+
+def fake_gpt2_lm(layers, h):
+    mods = {}
+    for i in range(layers):
+        block = f"transformer.h.{i}"
+        attn, mlp = Block(), Block()
+        attn.c_attn, attn.c_proj = Conv1D(3 * h, h, f"{i}.c_attn"), Conv1D(h, h, f"{i}.attn.c_proj")
+        mlp.c_fc, mlp.c_proj = Conv1D(4 * h, h, f"{i}.c_fc"), Conv1D(h, 4 * h, f"{i}.mlp.c_proj")
+        mods[block + ".attn"], mods[block + ".mlp"] = attn, mlp
+    model = GptModules(mods)
+    model.named_modules = lambda: [("", model)] + [
+        (f"{p}.{c}", getattr(m, c)) for p, m in mods.items() for c in ("c_attn", "c_proj", "c_fc")
+        if hasattr(m, c)] + [("lm_head", Linear(h, 50257))]
+    return model
+
+
+def test_gpt2_conv1d_projections_become_the_same_linears():
+    class NnLinear(Linear):
+        def __init__(self, fan_in, fan_out, bias, device, dtype):
+            super().__init__(fan_in, fan_out)
+            self.weight = Weight(fan_out, fan_in, device=device, dtype=dtype)
+            self.bias = Weight(fan_out) if bias else None
+    fake = FakeTrainTorch()
+    fake.nn.Linear = NnLinear
+    import contextlib
+    fake.no_grad = contextlib.nullcontext
+    model = fake_gpt2_lm(2, 64)
+    assert peer.builders.train.conv1d_to_linear(fake, model) == 8
+    c_attn = model.mods["transformer.h.1.attn"].c_attn
+    assert type(c_attn) is NnLinear and (c_attn.in_features, c_attn.out_features) == (64, 192)
+    assert c_attn.weight.shape == (192, 64) and c_attn.weight.tag == "1.c_attn.w.T"  # Wᵀ
+    assert c_attn.bias.tag == "1.c_attn.b"
+    down = model.mods["transformer.h.0.mlp"].c_proj
+    assert (down.in_features, down.out_features) == (256, 64) and down.weight.tag == "0.mlp.c_proj.w.T"
+    assert peer.builders.train.conv1d_to_linear(fake, model) == 0  # nothing left to swap
+
+
+def test_gpt2_xl_fp8_swaps_its_projections_then_converts(monkeypatch):
+    spec = peer.default_specs(["TrainStep"], train_models=["gpt2-xl"], train_precisions=["fp8"])[0]
+    fake = fp8_train_torch()
+    install(monkeypatch, fake_torchao(fake.log))
+    swapped = {}
+
+    def build_gpt2_lm(torch, sp):
+        fake.log.append("build_gpt2_lm")
+        lm = fake_llama_lm(fake.log, "llama-3.2-1b", linears={})  # an LM that logs its forward
+        return lm, 50257
+
+    def conv1d_to_linear(torch, model):
+        model.mods.update({f"transformer.h.{i}.{n}": Linear(1600, 1600) for i in range(48)
+                           for n in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")})
+        model.mods["lm_head"] = Linear(1600, 50257)
+        swapped["n"] = 4 * 48
+        return swapped["n"]
+    monkeypatch.setattr(peer.builders.train, "build_gpt2_lm", build_gpt2_lm)
+    monkeypatch.setattr(peer.builders.train, "conv1d_to_linear", conv1d_to_linear)
+    step = peer.build_train(fake, spec, "cuda:0")
+    assert fake.log[:4] == ["capability cuda:0", "build_gpt2_lm", "from_recipe_name tensorwise",
+                            "convert recipe=tensorwise kept=['lm_head']"]
+    assert "forward ids(2, 1024)<50257 fp8 linears=192" in fake.log
+    assert step.case_label.startswith("torchao 0.18.0 float8 tensorwise; compiled in ")
+    # a model whose projections are not GPT-2's four a layer fails before converting anything
+    monkeypatch.setattr(peer.builders.train, "conv1d_to_linear", lambda torch, model: 7)
+    with pytest.raises(RuntimeError, match="not the 192 Conv1D projections"):
+        peer.build_train(fp8_train_torch(), spec, "cuda:0")

@@ -2,7 +2,8 @@
 Llama (causal LMs), on one GPU or (peer_parallel.py) as DDP / FSDP ranks under torchrun."""
 
 from .. import siblings
-from ..catalog import COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_MODELS, llama_train_config
+from ..catalog import (COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_FP8_CASES, TRAIN_MODELS,
+                       llama_train_config)
 from ..flops import llama_param_count
 from ..siblings import parallel
 from . import fp8 as fp8_training
@@ -60,6 +61,34 @@ def build_llama_lm(torch, spec, dev):
     return model, LLAMA_VOCAB
 
 
+def build_gpt2_lm(torch, spec):
+    """HF GPT2LMHeadModel from config (random weights, no download), attention per the spec."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    k = spec.kw
+    L, h, heads, V = TRAIN_MODELS[k["model"]]
+    cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, k["seq"]))
+    cfg._attn_implementation = k["attention"]
+    return GPT2LMHeadModel(cfg), V
+
+
+def conv1d_to_linear(torch, model):
+    """HF GPT-2's projections are Conv1D (y = x·W + b, W [in, out]); torchao swaps nn.Linear
+    only. Each becomes the nn.Linear of the same function (weight Wᵀ [out, in], the same bias), in
+    place. Returns how many were swapped."""
+    convs = [(name, m) for name, m in model.named_modules() if type(m).__name__ == "Conv1D"]
+    for name, m in convs:
+        fan_in, fan_out = m.weight.shape
+        linear = torch.nn.Linear(fan_in, fan_out, bias=m.bias is not None, device=m.weight.device,
+                                 dtype=m.weight.dtype)
+        with torch.no_grad():
+            linear.weight.copy_(m.weight.t())
+            if m.bias is not None:
+                linear.bias.copy_(m.bias)
+        parent, _, child = name.rpartition(".")
+        setattr(model.get_submodule(parent) if parent else model, child, linear)
+    return len(convs)
+
+
 def build_train(torch, spec, dev):
     """One optimizer step as HF Trainer runs it: `accum` micro-batches under autocast (GradScaler
     for fp16; tf32 and fp32: the fp32 model without autocast, TF32 products for tf32 as HF's
@@ -68,7 +97,8 @@ def build_train(torch, spec, dev):
     here (common.compiled; the optimizer step, clipping and zero_grad stay eager). fp8
     (torchao-compile, Llama): the bf16 step with the blocks' linear layers swapped for torchao's
     Float8Linear (fp8.to_float8; the LM head, embeddings, norms and attention stay bf16 under
-    autocast, the master weights fp32), then as torch-compile; without torchao the case is an
+    autocast, the master weights fp32), then as torch-compile; GPT-2 (gpt2-xl) the same, its
+    Conv1D projections made nn.Linear first (conv1d_to_linear); without torchao the case is an
     error entry that says how to install it, before anything is built."""
     k = spec.kw
     s, b = k["seq"], k["batch"]
@@ -77,8 +107,9 @@ def build_train(torch, spec, dev):
         fp8_training.import_torchao()
         fp8_training.check_gpu(torch, dev)
         fp8_training.check_tokens(b * s)
-        if k["model"] not in LLAMA_TRAIN:
-            raise ValueError(f"TrainStep fp8 runs the Llama models only, not {k['model']}")
+        if k["model"] not in TRAIN_FP8_CASES:
+            raise ValueError(f"TrainStep fp8 runs {', '.join(TRAIN_FP8_CASES)} only, not "
+                             f"{k['model']}")
     fp8_label = ""
     if k["model"] in LLAMA_TRAIN:
         model, V = build_llama_lm(torch, spec, dev)
@@ -93,11 +124,12 @@ def build_train(torch, spec, dev):
         cfg._attn_implementation = k["attention"]
         model = BertForMaskedLM(cfg)
     else:
-        from transformers import GPT2Config, GPT2LMHeadModel
-        L, h, heads, V = TRAIN_MODELS[k["model"]]
-        cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, s))
-        cfg._attn_implementation = k["attention"]
-        model = GPT2LMHeadModel(cfg)
+        model, V = build_gpt2_lm(torch, spec)
+        if fp8:  # the blocks' four projections a layer; lm_head (tied to wte) stays bf16
+            L = TRAIN_MODELS[k["model"]][0]
+            if conv1d_to_linear(torch, model) != 4 * L:
+                raise RuntimeError(f"{k['model']}: not the {4 * L} Conv1D projections of GPT-2")
+            model, fp8_label = fp8_training.to_float8(torch, model, 4 * L, skip=("lm_head",))
     model = model.to(dev).train()
     if k["ckpt"]:
         model.gradient_checkpointing_enable()
