@@ -30,13 +30,15 @@ step between CUDA events (its host synchronisation and printing between steps in
 runs); a repetition's time per step is the median of the steps after --warmup. Counters as
 xfbench's TrainStep: tokens/s, samples/s and TFLOPS by the seeds' formula, mem_GB from llm.c's
 "device memory usage" line. The loss must be finite and fall (a random model starts near
-ln 50257 = 10.8), else the case is an error entry, never a number. Standard library only.
+ln 50257 = 10.8), else the case is an error entry, never a number. Standard library only; the JSON
+entries, counters and FLOP rule are the PyTorch peer's (reports/peer/, loaded by path through
+peer_torch.py, as that file loads it: copy reports/).
 
 Exit codes: 0 every case ran, 1 some case failed, 2 bad arguments or the binary missing.
 """
 
 import argparse
-import json
+import importlib.util
 import math
 import os
 import re
@@ -46,9 +48,19 @@ import subprocess
 import sys
 import tempfile
 
-# xfbench's GPT-2 sizes (kernels/models/language_model_config.cpp) as llm.c's depth descriptors.
-MODELS = {"gpt2": (12, 768), "gpt2-medium": (24, 1024), "gpt2-large": (36, 1280),
-          "gpt2-xl": (48, 1600)}
+
+def _load_peer():
+    """The PyTorch peer's package (reports/peer/), as peer_torch.py loads it."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer_torch.py")
+    spec = importlib.util.spec_from_file_location("xfbench_peer_torch_cli", path)
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    return cli.peer
+
+
+peer = _load_peer()
+# The GPT-2 sizes llm.c trains, by xfbench's names: their depth is llm.c's descriptor -e dL.
+MODELS = {m: peer.TRAIN_MODELS[m][0] for m in ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl")}
 VOCAB = 50257
 HEADER_INTS = 256
 MAGIC, VERSION = 20240520, 1
@@ -60,25 +72,18 @@ class Failed(Exception):
     """The case ran and its output cannot stand as a number."""
 
 
-# ---- the case names and counters (xfbench's TrainStep, plugins/train_step) -----------------------
+# ---- the cases (xfbench's TrainStep names and counters, through the PyTorch peer's) -------------
 
-def case_name(model, seq, batch):
-    return (f"TrainStep/llm.c/{model}/bf16/seq:{seq}/batch:{batch}/accum:1/ckpt:off/"
+def case_spec(model, seq, batch):
+    name = (f"TrainStep/llm.c/{model}/bf16/seq:{seq}/batch:{batch}/accum:1/ckpt:off/"
             f"adamw:fused/dropout:0")
-
-
-def train_flops_per_sample(model, seq):
-    """3·(L·(24·s·h² + 4·s²·h) + 2·s·h·V): the seeds' count, as xfbench's train_flops_per_sample."""
-    layers, h = MODELS[model]
-    return 3 * (layers * (24 * seq * h * h + 4 * seq * seq * h) + 2 * seq * h * VOCAB)
+    return peer.Spec("TrainStep", name, model=model, precision="bf16", seq=seq, batch=batch,
+                     accum=1, ckpt=False, adamw="fused")
 
 
 def counters(model, seq, batch, seconds, mem_bytes=None):
-    c = {"TFLOPS": train_flops_per_sample(model, seq) * batch / seconds / 1e12,
-         "samples/s": batch / seconds, "tokens/s": batch * seq / seconds}
-    if mem_bytes is not None:
-        c["mem_GB"] = mem_bytes / 1e9
-    return c
+    """tokens/s, samples/s, TFLOPS by the seeds' rule (and mem_GB), as xfbench's TrainStep."""
+    return peer.counters(case_spec(model, seq, batch), seconds, mem_bytes)
 
 
 # ---- llm.c's files and output --------------------------------------------------------------------
@@ -121,54 +126,10 @@ def step_seconds(steps, warmup):
 
 
 def command(binary, data, model, seq, batch, steps, gelu_fusion):
-    layers = MODELS[model][0]
+    layers = MODELS[model]
     return [binary, "-i", data, "-j", data, "-e", f"d{layers}", "-b", str(batch), "-t", str(seq),
             "-x", str(steps), "-v", "1000000", "-m", "1", "-s", "0", "-n", "0", "-r", "0", "-z", "0",
             "-ge", str(gelu_fusion), "-l", "3e-4", "-u", "0"]
-
-
-# ---- Google Benchmark JSON (as reports/peer/writer.py writes the PyTorch peer's) -----------------
-
-def entries(name, reps, family_index, label):
-    """One entry per repetition, then the median / mean / stddev / cv aggregates."""
-    base = {"name": name + "/manual_time", "family_index": family_index,
-            "per_family_instance_index": 0, "run_name": name + "/manual_time"}
-    out = []
-    for i, (seconds, c) in enumerate(reps):
-        out.append(dict(base, run_type="iteration", repetitions=len(reps), repetition_index=i,
-                        threads=1, iterations=1, real_time=seconds * 1e3, cpu_time=seconds * 1e3,
-                        time_unit="ms", label=label, **c))
-    if len(reps) > 1:
-        keys = ["real_time", "cpu_time"] + [k for k in reps[0][1] if all(k in c for _, c in reps)]
-        for agg in ("mean", "median", "stddev", "cv"):
-            a = dict(base, name=f"{base['name']}_{agg}", run_type="aggregate",
-                     repetitions=len(reps), threads=1, aggregate_name=agg,
-                     aggregate_unit="percentage" if agg == "cv" else "time",
-                     iterations=len(reps), time_unit="ms")
-            for k in keys:
-                vals = [e[k] for e in out[:len(reps)]]
-                mean = statistics.fmean(vals)
-                sd = statistics.stdev(vals)
-                a[k] = {"mean": mean, "median": statistics.median(vals), "stddev": sd,
-                        "cv": sd / mean if mean else 0.0}[agg]
-            out.append(a)
-    return out
-
-
-def error_entry(name, message, family_index):
-    return {"name": name + "/manual_time", "family_index": family_index,
-            "per_family_instance_index": 0, "run_name": name + "/manual_time",
-            "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
-            "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": "ms",
-            "error_occurred": True, "error_message": message}
-
-
-def write_json(path, context, benchmarks):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"context": context, "benchmarks": benchmarks}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 # ---- the commands --------------------------------------------------------------------------------
@@ -209,12 +170,13 @@ def run(args):
         for model in args.models:
             for seq in args.seqs:
                 for batch in args.batches:
-                    name = case_name(model, seq, batch)
+                    spec = case_spec(model, seq, batch)
+                    name = spec.name
                     label = (f"llm.c{' ' + args.commit if args.commit else ''}, -ge "
                              f"{args.gelu_fusion} -r 0, median of steps {args.warmup + 1}.."
                              f"{args.steps} per repetition")
                     try:
-                        reps = []
+                        reps, mems = [], []
                         for _ in range(args.repetitions):
                             cmd = command(args.bin, data, model, seq, batch, args.steps,
                                           args.gelu_fusion)
@@ -225,20 +187,22 @@ def run(args):
                                 raise Failed(f"llm.c exited {p.returncode}: {tail[0]}")
                             steps, mem = parse_output(p.stdout)
                             seconds = step_seconds(steps, args.warmup)
-                            reps.append((seconds, counters(model, seq, batch, seconds, mem)))
-                            label_loss = f"; loss {steps[0][1]:.2f} -> {steps[-1][1]:.2f}"
-                        benchmarks += entries(name, reps, index, label + label_loss)
-                        med = statistics.median(s for s, _ in reps)
+                            loss = f"; loss {steps[0][1]:.2f} -> {steps[-1][1]:.2f}"
+                            reps.append(peer.Rep(seconds, len(steps) - args.warmup, {}, label + loss))
+                            mems += [mem] if mem is not None else []
+                        benchmarks += peer.gb_entries(spec, reps, index, 0,
+                                                      max(mems) if mems else None)
+                        med = statistics.median(r.seconds for r in reps)
                         print(f"{name:<80} {med * 1e3:9.2f} ms  tokens/s="
                               f"{batch * seq / med:,.0f}")
                     except (Failed, subprocess.TimeoutExpired) as e:
                         failed = True
                         message = str(e) if isinstance(e, Failed) else \
                             f"llm.c ran past {args.timeout} s"
-                        benchmarks.append(error_entry(name, message, index))
+                        benchmarks.append(peer.error_entry(spec, message, index, 0))
                         print(f"{name:<80} ERROR: {message}")
                     index += 1
-                    write_json(args.out, context, benchmarks)
+                    peer.write_json(args.out, context, benchmarks)
     return 1 if failed else 0
 
 
