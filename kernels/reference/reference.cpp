@@ -179,6 +179,13 @@ std::size_t kv_index(const AttentionRef& a, int bh) {
   return std::size_t(bh / a.NH) * nkv + (bh % a.NH) / (a.NH / nkv);
 }
 
+// The last key query i sees: all of them, or under the causal mask i + Sk - Sq. The products
+// below skip the keys after it, whose probabilities are exactly 0: the same sums, bit for bit (a
+// long causal sequence costs half as much).
+int last_key(const AttentionRef& a, int i) {
+  return a.causal ? std::min(a.Sk - 1, i + a.Sk - a.Sq) : a.Sk - 1;
+}
+
 // P (pre-dropout) and dropout(P) of every (b, h), [B, NH, Sq, Sk].
 void attention_probs(std::vector<double>& p, std::vector<double>& pd, const double* q,
                      const double* k, const AttentionRef& a) {
@@ -186,7 +193,7 @@ void attention_probs(std::vector<double>& p, std::vector<double>& pd, const doub
   std::vector<double> scores(std::size_t(a.B) * a.NH * ss), mask;
   for (int bh = 0; bh < a.B * a.NH; ++bh)
     for (int i = 0; i < a.Sq; ++i)
-      for (int j = 0; j < a.Sk; ++j) {
+      for (int j = 0; j <= last_key(a, i); ++j) {
         double s = 0;
         for (int d = 0; d < a.HD; ++d)
           s += q[(std::size_t(bh) * a.Sq + i) * a.HD + d] *
@@ -216,7 +223,7 @@ void attention_forward(double* o, const double* q, const double* k, const double
     for (int i = 0; i < a.Sq; ++i)
       for (int d = 0; d < a.HD; ++d) {
         double s = 0;
-        for (int j = 0; j < a.Sk; ++j)
+        for (int j = 0; j <= last_key(a, i); ++j)
           s += pd[bh * ss + std::size_t(i) * a.Sk + j] * v[(kv_index(a, bh) * a.Sk + j) * a.HD + d];
         o[(std::size_t(bh) * a.Sq + i) * a.HD + d] = s;
       }
@@ -237,23 +244,28 @@ void attention_backward(double* dq, double* dk, double* dv, double* dbias, const
   const std::size_t kv_n = std::size_t(a.B) * (a.NKV ? a.NKV : a.NH) * a.Sk * a.HD;
   std::fill(dk, dk + kv_n, 0.0);
   std::fill(dv, dv + kv_n, 0.0);
+  // Sums over the queries i run in ascending i into a per-head row buffer (query-major: the
+  // cache-friendly order), then join dK / dV: the same sums as one (j, d) at a time.
+  std::vector<double> acc(std::size_t(a.Sk) * a.HD);
+  auto add_over_queries = [&](double* out, const double* rows_of_i, const double* by_i, int bh) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int i = 0; i < a.Sq; ++i)
+      for (int j = 0; j <= last_key(a, i); ++j) {
+        const double w = rows_of_i[bh * ss + std::size_t(i) * a.Sk + j];
+        for (int d = 0; d < a.HD; ++d) acc[std::size_t(j) * a.HD + d] += w * by_i[i * a.HD + d];
+      }
+    for (std::size_t e = 0; e < acc.size(); ++e) out[e] += acc[e];
+  };
   for (int bh = 0; bh < a.B * a.NH; ++bh) {
     const double* dO = dout + std::size_t(bh) * a.Sq * a.HD;
     const double* V = v + kv_index(a, bh) * a.Sk * a.HD;
     for (int i = 0; i < a.Sq; ++i)
-      for (int j = 0; j < a.Sk; ++j) {
+      for (int j = 0; j <= last_key(a, i); ++j) {
         double s = 0;
         for (int d = 0; d < a.HD; ++d) s += dO[i * a.HD + d] * V[j * a.HD + d];
         dpd[bh * ss + std::size_t(i) * a.Sk + j] = s;
       }
-    double* dV = dv + kv_index(a, bh) * a.Sk * a.HD;
-    for (int j = 0; j < a.Sk; ++j)
-      for (int d = 0; d < a.HD; ++d) {
-        double s = 0;
-        for (int i = 0; i < a.Sq; ++i)
-          s += pd[bh * ss + std::size_t(i) * a.Sk + j] * dO[i * a.HD + d];
-        dV[j * a.HD + d] += s;
-      }
+    add_over_queries(dv + kv_index(a, bh) * a.Sk * a.HD, pd.data(), dO, bh);
   }
   // dS with respect to the scaled scores, then the scale of the score product.
   attention_softmax_backward(ds.data(), dpd.data(), p.data(), a.scale, a.dropout, a.B, a.NH, a.Sq,
@@ -268,20 +280,15 @@ void attention_backward(double* dq, double* dk, double* dv, double* dbias, const
     const double* K = k + kv_index(a, bh) * a.Sk * a.HD;
     double* dQ = dq + std::size_t(bh) * a.Sq * a.HD;
     double* dK = dk + kv_index(a, bh) * a.Sk * a.HD;
-    for (int i = 0; i < a.Sq; ++i)
-      for (int d = 0; d < a.HD; ++d) {
-        double s = 0;
-        for (int j = 0; j < a.Sk; ++j)
-          s += ds[bh * ss + std::size_t(i) * a.Sk + j] * K[j * a.HD + d];
-        dQ[i * a.HD + d] = s;
+    for (int i = 0; i < a.Sq; ++i) {  // each dQ row summed over the keys in ascending j
+      double* row = dQ + std::size_t(i) * a.HD;
+      std::fill(row, row + a.HD, 0.0);
+      for (int j = 0; j <= last_key(a, i); ++j) {
+        const double w = ds[bh * ss + std::size_t(i) * a.Sk + j];
+        for (int d = 0; d < a.HD; ++d) row[d] += w * K[j * a.HD + d];
       }
-    for (int j = 0; j < a.Sk; ++j)
-      for (int d = 0; d < a.HD; ++d) {
-        double s = 0;
-        for (int i = 0; i < a.Sq; ++i)
-          s += ds[bh * ss + std::size_t(i) * a.Sk + j] * Q[i * a.HD + d];
-        dK[j * a.HD + d] += s;
-      }
+    }
+    add_over_queries(dK, ds.data(), Q, bh);
   }
 }
 
