@@ -142,27 +142,45 @@ struct BlockConfig {
   BlockConfig shard() const;
 };
 
-// How tensor-parallel rank r's parameter is cut from the whole one (tp_split): the whole tensor
-// read as [parts, rows, cols] (row-major), the rank holds rows, or with split_cols columns,
-// [r·n/tp, (r+1)·n/tp) of each part. Not split: the norms and the row-parallel biases bo, bout.
+// How tensor-parallel rank r's parameter is cut from the whole one (tp_split). By rows: the whole
+// tensor is `parts` blocks of rows one after another (Q, K, V; a gated wi's two halves), part p
+// part_rows[p] rows of `cols`, and the rank holds rows [r·n/tp, (r+1)·n/tp) of each part, n its
+// rows (grouped-query attention's K and V have fewer rows than Q). With split_cols: one part, the
+// rank holds columns [r·cols/tp, (r+1)·cols/tp) of every row. Not split: the norms and the
+// row-parallel biases bo, bout.
 struct TpSplit {
+  static constexpr int kMaxParts = 3;
   bool split = false;
   int parts = 1;
-  std::int64_t rows = 0, cols = 0;
+  std::int64_t part_rows[kMaxParts] = {0, 0, 0};
+  std::int64_t cols = 0;
   bool split_cols = false;
+  std::size_t elements() const {  // the whole tensor's
+    std::int64_t rows = 0;
+    for (int p = 0; p < parts; ++p) rows += part_rows[p];
+    return std::size_t(rows * cols);
+  }
   // The whole tensor's index of element i of rank `rank`'s shard (i itself when not split).
   XF_HOST_DEVICE std::size_t whole_index(std::size_t i, int rank, int tp) const {
     if (!split) return i;
-    const std::int64_t r = split_cols ? rows : rows / tp, k = split_cols ? cols / tp : cols;
-    const std::int64_t part = std::int64_t(i) / (r * k), in_part = std::int64_t(i) % (r * k);
-    std::int64_t row = in_part / k, col = in_part % k;
-    (split_cols ? col : row) += rank * (split_cols ? k : r);
-    return std::size_t((part * rows + row) * cols + col);
+    const std::int64_t e = std::int64_t(i);
+    if (split_cols) {
+      const std::int64_t k = cols / tp;
+      return std::size_t(e / k * cols + rank * k + e % k);
+    }
+    std::int64_t mine = 0, whole = 0;  // where part p starts in the shard and in the whole
+    for (int p = 0; p < parts; ++p) {
+      const std::int64_t r = part_rows[p] / tp;
+      if (e < mine + r * cols || p == parts - 1)
+        return std::size_t(whole + (rank * r) * cols + (e - mine));
+      mine += r * cols, whole += part_rows[p] * cols;
+    }
+    return i;
   }
 };
 // Of parameter `name` ("wqkv", ... as TransformerBlock::parameters) of the whole block `c`: wqkv,
-// bqkv (Q, K, V each by heads), wq_cross, wkv_cross (K, V), wi, bi (a gated wi's halves each) by
-// rows; wo, wo_cross, wout and rel_bias [buckets, heads] by columns.
+// bqkv (Q, K, V each by heads: K and V by key/value heads), wq_cross, wkv_cross (K, V), wi, bi (a
+// gated wi's halves each) by rows; wo, wo_cross, wout and rel_bias [buckets, heads] by columns.
 TpSplit tp_split(const BlockConfig& c, const std::string& name);
 
 // HF BertLayer: post-LN, erf GELU, LayerNorm eps 1e-12 (bert-large: 1024, 16, 4096).

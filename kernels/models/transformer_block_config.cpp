@@ -1,5 +1,8 @@
 // The block's configurations: names, the model factories (BERT, GPT-2, T5, Llama), the checks
 // every backend relies on, tensor-parallel shards and the seeds' FLOP counts.
+#include <algorithm>
+#include <initializer_list>
+
 #include "kernels/models/detail/transformer_block_impl.hpp"
 #include "kernels/models/transformer_block.hpp"
 
@@ -75,20 +78,27 @@ BlockConfig BlockConfig::shard() const {
   BlockConfig s = *this;
   s.head_size = head_dim();
   s.heads = heads / tp_size;
+  s.kv_heads = kv_heads / tp_size;  // 0 (as many as heads) stays 0
   s.intermediate = intermediate / tp_size;
   return s;
 }
 
 TpSplit tp_split(const BlockConfig& c, const std::string& name) {
-  const std::int64_t H = c.hidden, A = c.attention_width(), I = c.intermediate;
-  auto rows = [](int parts, std::int64_t r, std::int64_t k) { return TpSplit{true, parts, r, k}; };
-  auto cols = [](std::int64_t r, std::int64_t k) { return TpSplit{true, 1, r, k, true}; };
-  if (name == "wqkv") return rows(3, A, H);
-  if (name == "bqkv") return rows(3, A, 1);
-  if (name == "wq_cross") return rows(1, A, H);
-  if (name == "wkv_cross") return rows(2, A, H);
-  if (name == "wi") return rows(c.gated_ffn ? 2 : 1, I, H);
-  if (name == "bi") return rows(1, I, 1);
+  const std::int64_t H = c.hidden, A = c.attention_width(), I = c.intermediate,
+                     KV = std::int64_t(c.kv_head_count()) * c.head_dim();
+  auto rows = [](std::initializer_list<std::int64_t> part_rows, std::int64_t k) {
+    TpSplit s{true, int(part_rows.size())};
+    std::copy(part_rows.begin(), part_rows.end(), s.part_rows);
+    s.cols = k;
+    return s;
+  };
+  auto cols = [](std::int64_t r, std::int64_t k) { return TpSplit{true, 1, {r}, k, true}; };
+  if (name == "wqkv") return rows({A, KV, KV}, H);
+  if (name == "bqkv") return rows({A, KV, KV}, 1);
+  if (name == "wq_cross") return rows({A}, H);
+  if (name == "wkv_cross") return rows({A, A}, H);
+  if (name == "wi") return c.gated_ffn ? rows({I, I}, H) : rows({I}, H);
+  if (name == "bi") return rows({I}, 1);
   if (name == "wo" || name == "wo_cross") return cols(H, A);
   if (name == "wout") return cols(H, I);
   constexpr int kBuckets = 32;  // the table's rows: RelativePositionBias's default num_buckets
@@ -198,9 +208,9 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
     bad(std::to_string(c.heads) + " query heads do not split into groups over " +
         std::to_string(c.kv_heads) + " key/value heads");
   const bool gqa = c.kv_head_count() != c.heads;
-  if (gqa && (c.tp_size > 1 || c.cross_attention || c.relative_bias || !t5_like(c)))
-    bad("grouped-query attention is implemented for the Llama block (no tensor parallelism, "
-        "cross-attention or relative position bias)");
+  if (gqa && (c.cross_attention || c.relative_bias || !t5_like(c)))
+    bad("grouped-query attention is implemented for the Llama block (no cross-attention or "
+        "relative position bias)");
   if (c.rotary && (c.relative_bias || c.head_dim() % 2 != 0))
     bad("rotary embeddings need an even head dim and no relative position bias");
   if (c.rotary) rope_inv_freq(c.rope, c.head_dim());  // throws InvalidArgument for a bad config
@@ -210,6 +220,9 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
     if (c.heads % c.tp_size != 0)
       bad(std::to_string(c.heads) + " heads do not split over tensor-parallel size " +
           std::to_string(c.tp_size));
+    if (c.kv_head_count() % c.tp_size != 0)
+      bad(std::to_string(c.kv_head_count()) +
+          " key/value heads do not split over tensor-parallel size " + std::to_string(c.tp_size));
     if (c.intermediate % (8 * c.tp_size) != 0)
       bad("intermediate " + std::to_string(c.intermediate) +
           " does not split over tensor-parallel size " + std::to_string(c.tp_size) +

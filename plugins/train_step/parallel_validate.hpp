@@ -25,6 +25,11 @@
 // the loss (kTpLossTolerance), each parameter's gradient (kTpGradientTolerance; the worst one
 // counts), all master weights after the steps (kTpWeightTolerance). A missing or doubled
 // reduction, or a shard cut from the wrong part, is off by 0.5 or more.
+//
+// Every mode: where one GPU cannot hold the reference (llama-3.1-8b: 16 bytes a parameter is
+// 128 GB), the check runs on the model's first kReducedLayers layers (the same widths, batch and
+// sequence; the label says so): every layer is split, reduced and updated by the same code, so
+// depth adds rounding, not another path.
 #pragma once
 
 #include <map>
@@ -54,6 +59,7 @@ constexpr double kTpGradientTolerance = 1e-1;
 constexpr double kTpGradientTolerance32 = 1e-4;
 constexpr double kTpWeightTolerance = 5e-3;
 constexpr double kTpWeightTolerance32 = kParallelWeightTolerance32;
+constexpr int kReducedLayers = 2;
 
 // `config` as parallel_config gives it for `mode` over N ranks. Builds the reference on the first
 // of `devices`, frees it, then a trainer over `devices`. Returns "2 ranks == one GPU with 2x the

@@ -109,8 +109,10 @@ TEST(LlamaConfig, WhatEachBackendTakes) {
   bad.rope.theta = 0;
   EXPECT_THROW(kernels::check_block_config(bad), InvalidArgument);
   bad = c;
-  bad.tp_size = 2;  // tensor parallelism does not split key/value heads yet
+  bad.tp_size = 16;  // 32 query heads split over 16 ranks, 8 key/value heads do not
   EXPECT_THROW(kernels::check_block_config(bad), InvalidArgument);
+  bad.tp_size = 8;
+  EXPECT_NO_THROW(kernels::check_block_config(bad));
   bad = c;
   bad.backend = AttentionBackend::flash, bad.seq = 4100;
   EXPECT_THROW(kernels::check_block_config(bad), Unsupported);

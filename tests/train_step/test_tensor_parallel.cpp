@@ -260,6 +260,18 @@ TEST(TensorParallelBlock, ShardsEqualTheWholeBlockBf16) {
   }
 }
 
+// Llama: grouped-query attention (4 query heads over 2 key/value heads of 64: each rank 2 over
+// 1), RoPE, the SwiGLU FFN's two halves split alike; bf16 on both backends that take it.
+TEST(TensorParallelBlock, LlamaShardsEqualTheWholeBlock) {
+  SKIP_WITHOUT_GPU();
+  const RopeConfig rope{500000.0, 8.0, 1.0, 4.0, 8192};
+  for (AttentionBackend b : {AttentionBackend::fused, AttentionBackend::flash}) {
+    BlockConfig c = sized(llama_block(256, 4, 2, 64, 512, rope), Precision::bf16, b, 64);
+    c.residual_dropout = 0.f;  // Llama has none
+    expect_shards_equal_whole(c, bf16_tolerance(c));
+  }
+}
+
 TEST(TensorParallelBlock, NeedsItsReduction) {
   SKIP_WITHOUT_GPU();
   BlockConfig c = kinds(Precision::bf16, AttentionBackend::fused, 64)[0];
@@ -336,6 +348,13 @@ TEST(TensorParallelModel, ShardsEqualOneGpu) {
   c.accum = 2, c.checkpointing = true;
   expect_model_shards_equal_one_gpu(c, train::kTpGradientTolerance / 3,
                                     train::kTpWeightTolerance / 3);
+  // The tiny Llama (grouped-query attention 4:2, RoPE, SwiGLU), tied head and untied.
+  for (bool tied : {true, false}) {
+    TrainConfig l = xftest::tiny_llama(Precision::bf16, tied);
+    l.max_grad_norm = 0.5f;
+    expect_model_shards_equal_one_gpu(l, train::kTpGradientTolerance / 3,
+                                      train::kTpWeightTolerance / 3);
+  }
 }
 
 // The same at the multi-GPU cases' sizes, every layer (the rounding differences add up over the

@@ -22,15 +22,18 @@ namespace {
 // or, unsplit, from the block's widths.
 std::size_t whole_elements(const BlockConfig& c, const std::string& name) {
   const TpSplit s = tp_split(c, name);
-  if (s.split) return std::size_t(s.parts) * s.rows * s.cols;
+  if (s.split) return s.elements();
   return std::size_t(c.hidden);  // norms, bo, bout
 }
 
-// Small blocks of every kind: BERT (post-LN), GPT-2 (pre-LN), T5 encoder and gated decoder.
+// Llama with grouped-query attention: 8 query heads over 4 key/value heads of 16.
+BlockConfig small_llama() { return llama_block(128, 8, 4, 16, 256, RopeConfig{}); }
+
+// Small blocks of every kind: BERT (post-LN), GPT-2 (pre-LN), T5 encoder and gated decoder, Llama.
 std::vector<BlockConfig> blocks() {
   return {bert_block(128, 4, 512), gpt2_block(128, 4, 512),
           t5_block(128, 4, 48, 256, /*decoder=*/false, /*gated=*/false),
-          t5_block(128, 4, 48, 256, /*decoder=*/true, /*gated=*/true)};
+          t5_block(128, 4, 48, 256, /*decoder=*/true, /*gated=*/true), small_llama()};
 }
 
 const char* kParameters[] = {"wqkv",     "bqkv",     "wo",        "bo",       "ln1_w",      "ln1_b",
@@ -58,6 +61,12 @@ TEST(TensorParallelSplit, ShardSizes) {
   EXPECT_EQ(t5.shard().head_dim(), 128);
   EXPECT_EQ(t5.shard().intermediate, 704);
   EXPECT_NE(c.describe().find("tensor-parallel rank 1 of 2"), std::string::npos) << c.describe();
+  BlockConfig llama = small_llama();  // each rank: 2 query heads per key/value head, as the whole
+  llama.tp_size = 4;
+  EXPECT_EQ(llama.shard().heads, 2);
+  EXPECT_EQ(llama.shard().kv_head_count(), 1);
+  EXPECT_EQ(llama.shard().qkv_width(), (2 + 2 * 1) * 16);
+  EXPECT_EQ(llama.shard().intermediate, 64);
 }
 
 // Over the ranks, the shards of every split parameter hold each element of the whole tensor
@@ -89,6 +98,15 @@ TEST(TensorParallelSplit, ShardsCoverEveryWholeElementOnce) {
   EXPECT_EQ(tp_split(c, "wo").whole_index(A / 2, 1, 2), A + A / 2);  // the next row
   EXPECT_EQ(tp_split(c, "bi").whole_index(3, 1, 2), 256u + 3);
   EXPECT_EQ(tp_split(c, "wqkv").whole_index(5, 0, 1), 5u);  // one rank: the whole tensor
+  // Grouped-query attention: Q has A rows, K and V each KV (= A / 2) rows; rank 1 of 2 holds the
+  // second half of each, its K after its A / 2 rows of Q.
+  const BlockConfig l = small_llama();
+  const std::size_t KV = 64;
+  EXPECT_EQ(tp_split(l, "wqkv").elements(), (A + 2 * KV) * H);
+  EXPECT_EQ(tp_split(l, "wqkv").whole_index(A / 2 * H, 1, 2), (A + KV / 2) * H);  // K's rows
+  EXPECT_EQ(tp_split(l, "wqkv").whole_index((A / 2 + KV / 2) * H, 1, 2),
+            (A + KV + KV / 2) * H);                                          // V's
+  EXPECT_EQ(tp_split(l, "wi").whole_index(128 * H, 1, 2), (256 + 128) * H);  // up's half
 }
 
 TEST(TensorParallelSplit, RejectsWhatDoesNotSplit) {
@@ -102,6 +120,18 @@ TEST(TensorParallelSplit, RejectsWhatDoesNotSplit) {
               std::string::npos)
         << e.message();
   }
+  c = small_llama();  // 8 query heads over 8 ranks, but 4 key/value heads
+  c.tp_size = 8;
+  try {
+    check_block_config(c);
+    ADD_FAILURE() << "4 key/value heads over 8 ranks";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(e.message().find("4 key/value heads do not split over tensor-parallel size 8"),
+              std::string::npos)
+        << e.message();
+  }
+  c.tp_size = 4;
+  EXPECT_NO_THROW(check_block_config(c));
   c = bert_block(1024, 16, 4104);  // 4104 / 2 is not a multiple of 8
   c.tp_size = 2;
   EXPECT_THROW(check_block_config(c), InvalidArgument);
