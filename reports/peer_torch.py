@@ -6,8 +6,11 @@ two up ("how much faster than the PyTorch the seeds measured?").
 Standalone on purpose: standard library + torch (+ transformers for the layer families), no
 import from the `reports` package, so it can be copied to a GPU machine and run as
     python3 reports/peer_torch.py --out torch.json
-and the multi-GPU families (TrainStep dp/zero2, NCCL) under torchrun, one process per GPU:
+and the multi-GPU families (TrainStep dp/zero2, zero3 for Llama; NCCL) under torchrun, one
+process per GPU:
     torchrun --nproc-per-node=8 reports/peer_torch.py --families NCCL --out torch_nccl.json
+    torchrun --nproc-per-node=4 reports/peer_torch.py --families TrainStep --train-models llama-3.1-8b \\
+        --gpus 4 --out torch_8b.json
 Timing follows DESIGN.md with xfbench's own protocol: by default the steady state (windows of
 back-to-back launches between CUDA events until a minimum time and a noise target are reached,
 reports/steady_state.py, protocol version 4, with NVML power and clocks over the measured windows

@@ -4,8 +4,8 @@ The transformers-benchmarks notebooks printed their results as small pivots: lay
 rows `fwd seq_len=128` / `fwd+bwd seq_len=128` and columns `batch=...`, matmul TFLOPS by dtype and
 size, vector GB/s by op and size, and GPU x GPU bandwidth matrices. Those shapes are rebuilt here
 from xfbench's case names; cases that fit no pivot land in a plain per-family list so nothing is
-dropped. Values are medians of the repetitions. TrainStep's multi-GPU cases (dp, zero2, tp with
-NVLink on and off) make the seeds' multi-GPU table, one per configuration.
+dropped. Values are medians of the repetitions. TrainStep's multi-GPU cases (dp, zero2, zero3, tp
+with NVLink on and off) make the seeds' multi-GPU table, one per configuration.
 """
 
 import os
@@ -199,15 +199,15 @@ def _parallelism(c):
         return (0, "", 0, ""), "1 GPU"
     mode = f"tp:{c.axes['tp']}" if "tp" in c.axes else c.axes.get("parallel", "?")
     p2p = c.params.get("p2p", "")
-    order = {"dp": 1, "zero2": 2}.get(mode, 3)
+    order = {"dp": 1, "zero2": 2, "zero3": 3}.get(mode, 4)
     return ((1, p2p != "on", p2p, order, _key(c.params["gpus"]), mode),
             f"{mode} gpus:{c.params['gpus']}" + (f" p2p:{p2p}" if p2p else ""))
 
 
 def trainstep_tables(cases):
     """The seeds' multi-GPU experiments: per configuration (backend, model, dtype, shape, knobs),
-    the one-GPU case and every dp / zero2 / tp variant with P2P (NVLink) on and off as rows;
-    samples/s of all GPUs, TFLOPS and memory per GPU, scaling and the hidden share of the
+    the one-GPU case and every dp / zero2 / zero3 / tp variant with P2P (NVLink) on and off as
+    rows; samples/s of all GPUs, TFLOPS and memory per GPU, scaling and the hidden share of the
     communication as columns. Configurations without a multi-GPU case stay in the plain list."""
     def config(c):
         return (tuple(c.axes[a] for a in ("backend", "model", "precision")),

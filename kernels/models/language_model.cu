@@ -92,9 +92,24 @@ LanguageModel::LanguageModel(const TrainConfig& config) : impl_(std::make_unique
                               "); try a smaller batch, checkpointing (ckpt:on) or accumulation " +
                               "(accum:N with batch/N)");
 
-  const std::size_t P = m.layout.param_elements, e = m.elem();
+  const std::size_t P = m.layout.sharded.stored_elements(m.layout.param_elements), e = m.elem();
   m.params = DeviceAllocation(P * e, "parameters");
   m.grads = DeviceAllocation(P * e, "gradients");
+  if (c.shard_weights) {
+    m.windows = std::make_unique<LayerWindows>();
+    LayerWindows& w = *m.windows;
+    const std::size_t G = m.layout.sharded.group * e;
+    w.memory = DeviceAllocation(4 * G, "ZeRO-3 layer windows");
+    XF_CUDA_CHECK(cudaMemset(w.memory.p, 0, 4 * G));
+    for (int i = 0; i < 2; ++i) {
+      w.weights[i] = static_cast<char*>(w.memory.p) + i * G;
+      w.grads[i] = static_cast<char*>(w.memory.p) + (2 + i) * G;
+      for (cudaEvent_t* ev :
+           {&w.weights_ready[i], &w.weights_free[i], &w.grads_ready[i], &w.grads_free[i]})
+        XF_CUDA_CHECK(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+    }
+    XF_CUDA_CHECK(cudaEventCreateWithFlags(&w.collectives_done, cudaEventDisableTiming));
+  }
   if (c.accum > 1) m.accum_grads = DeviceAllocation(P * e, "gradient accumulation");
   if (!c.shard_optimizer)  // ZeRO-2: the data-parallel trainer holds a shard of AdamW's state
     m.master = m.weights_are_master() ? DeviceAllocation(2 * P * 4, "AdamW moments")
@@ -120,7 +135,20 @@ LanguageModel::LanguageModel(const TrainConfig& config) : impl_(std::make_unique
   m.make_head_plans();
 }
 
+LayerWindows::~LayerWindows() {
+  for (int i = 0; i < 2; ++i)
+    for (cudaEvent_t e : {weights_ready[i], weights_free[i], grads_ready[i], grads_free[i]})
+      if (e) cudaEventDestroy(e);
+  if (collectives_done) cudaEventDestroy(collectives_done);
+}
+
 LanguageModel::~LanguageModel() = default;
+
+void LanguageModel::set_layer_collectives(const LayerCollectives& collectives) {
+  if (!impl_->windows)
+    XF_THROW(InvalidArgument, "language model: layer collectives without sharded weights");
+  impl_->windows->collectives = collectives;
+}
 
 const TrainConfig& LanguageModel::config() const { return impl_->c; }
 const MemoryPlan& LanguageModel::memory_plan() const { return impl_->layout.plan; }
@@ -129,6 +157,15 @@ void LanguageModel::set_learning_rate(float lr) { impl_->c.adamw.lr = lr; }
 void* LanguageModel::Impl::place(int layer, const std::string& name, TensorRole role,
                                  std::size_t bytes) {
   const std::string prefix = ref::layer_parameter(layer, "");
+  if (windows && (role == TensorRole::parameter || role == TensorRole::gradient)) {
+    // ZeRO-3: in the layer's windows, at the tensor's place in its group
+    const std::string flat = prefix + (role == TensorRole::parameter ? name : name.substr(1));
+    const std::size_t at = layout.param(flat).offset - layout.sharded.begin -
+                           std::size_t(layer) * layout.sharded.group;
+    void* base =
+        role == TensorRole::parameter ? windows->weights[layer % 2] : windows->grads[layer % 2];
+    return static_cast<char*>(base) + at * elem();
+  }
   if (role == TensorRole::parameter) return param(prefix + name);
   if (role == TensorRole::gradient) return grad(prefix + name.substr(1));
   const std::string key =
@@ -141,10 +178,16 @@ void* LanguageModel::Impl::place(int layer, const std::string& name, TensorRole 
 }
 
 void* LanguageModel::Impl::param(const std::string& name) const {
-  return static_cast<char*>(params.p) + layout.param(name).offset * elem();
+  return static_cast<char*>(params.p) + layout.sharded.stored(layout.param(name).offset) * elem();
 }
 void* LanguageModel::Impl::grad(const std::string& name) const {
-  return static_cast<char*>(grads.p) + layout.param(name).offset * elem();
+  return static_cast<char*>(grads.p) + layout.sharded.stored(layout.param(name).offset) * elem();
+}
+void* LanguageModel::Impl::chunk(void* base, int layer) const {
+  const ShardedRegion& z = layout.sharded;
+  const std::size_t first =
+      z.begin + std::size_t(layer) * z.group + std::size_t(z.rank) * z.chunk();
+  return static_cast<char*>(base) + z.stored(first) * elem();
 }
 void* LanguageModel::Impl::buf(const std::string& key) const {
   return static_cast<char*>(arena.p) + layout.slot(key).offset;
@@ -157,10 +200,29 @@ void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
   Impl& m = *impl_;
   const float a = kInitStd * std::sqrt(3.f);  // uniform(-a, a) has normal(0, 0.02)'s spread
   const BlockConfig block = m.c.block();
+  const ShardedRegion& z = m.layout.sharded;
   auto fill = [&](auto* typed) {
     using T = std::remove_pointer_t<decltype(typed)>;
+    int filling = -1;  // ZeRO-3: the layer being filled in weight window 0, its chunk copied out
+    auto copy_chunk = [&] {
+      if (filling < 0) return;
+      const std::size_t at = std::size_t(z.rank) * z.chunk() * sizeof(T);
+      XF_CUDA_CHECK(cudaMemcpy(m.chunk(m.params.p, filling),
+                               static_cast<char*>(m.windows->weights[0]) + at,
+                               z.chunk() * sizeof(T), cudaMemcpyDeviceToDevice));
+      filling = -1;
+    };
     for (const detail::ParamSlot& p : m.layout.params) {
-      T* dst = static_cast<T*>(m.param(p.name));
+      const bool windowed = m.windows && p.offset >= z.begin && p.offset < z.end;
+      const int in_layer = windowed ? int((p.offset - z.begin) / z.group) : -1;
+      if (in_layer != filling) copy_chunk();
+      if (windowed && filling < 0) {  // a fresh window: its gaps zero, as the flat buffers'
+        XF_CUDA_CHECK(cudaMemset(m.windows->weights[0], 0, z.group * sizeof(T)));
+        filling = in_layer;
+      }
+      T* dst = windowed ? static_cast<T*>(m.windows->weights[0]) +
+                              (p.offset - z.begin - std::size_t(in_layer) * z.group)
+                        : static_cast<T*>(m.param(p.name));
       const std::uint64_t s = seed * 1000003 + p.order;
       const bool layer = p.name.compare(0, 5, "layer") == 0;
       const std::string local = p.name.substr(p.name.find('.') + 1);
@@ -176,6 +238,7 @@ void LanguageModel::init_parameters(std::uint64_t seed, bool random_all) {
         fill_uniform(dst, p.used, s, norm_weight ? 1.f : 0.f, norm_weight ? 1.f : 0.f, shard,
                      nullptr);
     }
+    copy_chunk();
   };
   with_storage_type(m.c.precision, fill);
   for (auto& b : m.blocks) b->reset_fp8(nullptr);  // a fresh model's FP8 recipe too
@@ -246,6 +309,7 @@ LanguageModel::Flat LanguageModel::flat() const {
   f.element_bytes = m.elem();
   f.segments = m.adamw->segments();
   f.tp_split = m.layout.tp_split_elements;
+  f.sharded = m.layout.sharded;
   if (!m.c.shard_optimizer) f.master = m.master_weights();
   f.scalars = m.scalars();
   f.norm_scratch = static_cast<float*>(m.buf("grad_norm_scratch"));
@@ -259,13 +323,16 @@ std::vector<double> LanguageModel::download(const std::string& name, Values whic
   const Impl& m = *impl_;
   const detail::ParamSlot& p = m.layout.param(name);
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
+  const ShardedRegion& z = m.layout.sharded;
+  if (p.offset >= z.begin && p.offset < z.end && which != Values::master)
+    XF_THROW(InvalidArgument, "language model: " + name + " is sharded over the ranks (ZeRO-3)");
   if (which == Values::master && m.c.shard_optimizer && !m.weights_are_master())
     XF_THROW(InvalidArgument, "language model: the master weights are sharded (ZeRO-2)");
   if (which == Values::master)
     return download_as_double(m.master_weights() + p.offset, p.used, ElemType::f32, s);
-  const void* src = which == Values::weights
-                        ? m.param(name)
-                        : static_cast<const char*>(m.final_grads()) + p.offset * m.elem();
+  const void* src = which == Values::weights ? m.param(name)
+                                             : static_cast<const char*>(m.final_grads()) +
+                                                   m.layout.sharded.stored(p.offset) * m.elem();
   std::vector<double> out = download_as_double(src, p.used, storage_type(m.c.precision), s);
   if (which == Values::gradients) {
     const float scale = scalars(s).loss_scale;

@@ -22,6 +22,12 @@
 // Tensor parallel (TrainConfig::tp_size > 1): the model is one rank's, its blocks that rank's
 // shards (transformer_block.hpp), the split parameters first in the flat buffers so the global
 // norm adds their squares over the ranks (tp_reduce) and the rest, whole on every rank, once.
+//
+// Sharded weights (ZeRO-3, TrainConfig::shard_weights): the flat buffers store the layers' part
+// as this rank's chunks only (ShardedRegion); the blocks' weights and gradients live in two
+// windows each, layer l in window l % 2: its weights are gathered before its forward (the next
+// layer's while it computes) and again before its backward, its gradients reduce-scattered into
+// its chunk after its backward while the layer below computes (LayerCollectives).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -37,6 +43,20 @@
 #include "kernels/models/language_model_config.hpp"
 
 namespace xfbench::kernels {
+
+// ZeRO-3's storage of the flat buffers (TrainConfig::shard_weights): the layers' part [begin, end)
+// is equal groups of `group` elements (one a layer), of which this rank stores only its chunk
+// [rank·chunk, (rank+1)·chunk) of each; the buffers hold the elements before `begin`, then the
+// chunks in layer order, then the elements from `end` on. Empty (begin == end): all are stored.
+struct ShardedRegion {
+  std::size_t begin = 0, end = 0, group = 0;
+  int rank = 0, ranks = 1;
+  std::size_t chunk() const { return group / std::size_t(ranks); }
+  bool holds(std::size_t element) const;  // stored by this rank
+  // Where flat element `element` is stored; InvalidArgument where this rank does not store it.
+  std::size_t stored(std::size_t element) const;
+  std::size_t stored_elements(std::size_t elements) const;  // of flat buffers of `elements`
+};
 
 // Device memory of a step by part, known before anything is allocated.
 struct MemoryPlan {
@@ -115,6 +135,16 @@ class LanguageModel {
   // point after the last micro-batch is added); ready may record an event on the stream.
   std::vector<std::size_t> gradient_ready_offsets() const;
   using GradientsReady = std::function<void(int point)>;
+  // ZeRO-3: the trainer's collectives, enqueued by the step on `stream` (the trainer's one
+  // communication stream, ordered with the compute stream by events): gather a layer's weights
+  // (all ranks' chunks of `chunk` elements, this rank's from `mine`) into `window`; scatter a
+  // layer's gradients in `window` into this rank's chunk `mine` (reduced: their mean).
+  struct LayerCollectives {
+    cudaStream_t stream = nullptr;
+    std::function<void(void* window, const void* mine, std::size_t chunk, cudaStream_t)> gather;
+    std::function<void(void* mine, const void* window, std::size_t chunk, cudaStream_t)> scatter;
+  };
+  void set_layer_collectives(const LayerCollectives& collectives);
   void compute_gradients(cudaStream_t stream, const GradientsReady& ready);
   // step()'s second half on the final gradients: norm, clipping, AdamW (not with shard_optimizer).
   void optimizer_step(cudaStream_t stream);
@@ -127,6 +157,9 @@ class LanguageModel {
     std::vector<ParamSegment> segments;  // the parameters, as the model's AdamW plan has them
     // Tensor parallel: [0, tp_split) holds the split parameters; the rest is whole on every rank.
     std::size_t tp_split = 0;
+    // ZeRO-3: params and grads store the layers' part as this rank's chunks (offsets into them:
+    // sharded.stored(element)); empty otherwise.
+    ShardedRegion sharded;
     // fp32 master weights [elements] (tf32/fp32: the weights); null with shard_optimizer
     float* master = nullptr;
     TrainScalars* scalars = nullptr;

@@ -81,6 +81,14 @@ struct TrainConfig {
   // the model keeps no AdamW state of its own: the trainer holds each rank's shard of it.
   int ranks = 1;
   bool shard_optimizer = false;
+  // ZeRO-3 (with shard_optimizer): each rank also stores only its chunk of every layer's weights
+  // and gradients (language_model.hpp's ShardedRegion); a layer's weights are all-gathered into
+  // one of two windows before its forward and its backward, and its gradients, written to one of
+  // two windows, reduce-scattered into the chunk after its backward, by the trainer's collectives
+  // (LanguageModel::set_layer_collectives). `rank` is this model's data-parallel rank. Embeddings
+  // and the head stay whole (ZeRO-2). One micro-batch a step, no tensor parallelism.
+  bool shard_weights = false;
+  int rank = 0;
   // Tensor parallel (Megatron-LM, parallel_trainer.hpp's tp): this model is rank tp_rank of
   // tp_size, its blocks split (BlockConfig::tp_*: heads and FFN columns), tp_reduce their
   // all-reduce, which also adds the gradient norm's partial sums. The embeddings and the LM head

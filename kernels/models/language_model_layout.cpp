@@ -188,6 +188,15 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
     if (!m.tied_head) b.param("lm_head", Vp * H, std::size_t(m.vocab) * H);
   }
   l.param_elements = round_up(l.param_elements, group_align);
+  if (c.shard_weights) {  // the layers' groups: [groups[1], groups[layers + 1]), equal sizes
+    ShardedRegion& z = l.sharded;
+    z.begin = l.groups.at(1), z.end = l.groups.at(std::size_t(m.layers) + 1);
+    z.group = (z.end - z.begin) / std::size_t(m.layers);
+    z.rank = c.rank, z.ranks = c.ranks;
+    for (int i = 0; i < m.layers; ++i)
+      if (l.groups[std::size_t(i) + 1] != z.begin + std::size_t(i) * z.group)
+        XF_THROW(InvalidArgument, "language model: layers of different sizes cannot be sharded");
+  }
 
   for (int i = 0; i < m.layers; ++i)
     for (const BlockTensor& t : block) {
@@ -219,9 +228,11 @@ ModelLayout make_layout(const TrainConfig& c, const std::vector<BlockTensor>& bl
     b.slot("adamw_scratch", 2 * 4 * largest, "optimizer");
   b.finish();
 
-  const std::size_t P = l.param_elements;
-  l.plan.parts.push_back({"parameters", P * e});
-  l.plan.parts.push_back({"gradients", P * e});
+  const std::size_t P = l.param_elements, stored = l.sharded.stored_elements(P);
+  l.plan.parts.push_back({"parameters", stored * e});
+  l.plan.parts.push_back({"gradients", stored * e});
+  if (c.shard_weights)  // two of a layer's weights and two of its gradients
+    l.plan.parts.push_back({"ZeRO-3 layer windows", 4 * l.sharded.group * e});
   if (c.accum > 1) l.plan.parts.push_back({"gradient accumulation", P * e});
   // ZeRO-2: AdamW's state of one shard (its gradients and weights are reduced and gathered in
   // place, in the flat buffers).
@@ -262,6 +273,27 @@ std::string MemoryPlan::describe() const {
     out += buf;
   }
   return out;
+}
+
+bool ShardedRegion::holds(std::size_t element) const {
+  if (element < begin || element >= end) return true;
+  const std::size_t in_group = (element - begin) % group;
+  return in_group / chunk() == std::size_t(rank);
+}
+
+std::size_t ShardedRegion::stored(std::size_t element) const {
+  if (element < begin) return element;
+  if (element >= end) return element - (end - begin) + (end - begin) / std::size_t(ranks);
+  if (!holds(element))
+    XF_THROW(InvalidArgument, "language model: element " + std::to_string(element) +
+                                  " is another rank's (ZeRO-3, rank " + std::to_string(rank) +
+                                  " of " + std::to_string(ranks) + ")");
+  const std::size_t layer = (element - begin) / group, in_group = (element - begin) % group;
+  return begin + layer * chunk() + (in_group - std::size_t(rank) * chunk());
+}
+
+std::size_t ShardedRegion::stored_elements(std::size_t elements) const {
+  return elements - (end - begin) + (end - begin) / std::size_t(ranks);
 }
 
 }  // namespace xfbench::kernels

@@ -207,25 +207,49 @@ void head_forward_backward(Impl& m, cudaStream_t s, int k) {
   }
 }
 
+// ZeRO-3 (m.windows): before layer l's forward its weights are gathered (layer l + 2's into the
+// same window once l is done), the backward finds the last two layers still there and gathers
+// each layer two below the one it finished; each layer's gradients are scattered into its chunk
+// while the layers below compute.
 template <class T>
 void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::GradientsReady* ready) {
   const Shapes z(m.c);
   const std::uint64_t step = m.micro_step++;
+  const bool sharded = m.windows != nullptr;
+  if (sharded) {
+    if (!m.windows->collectives.gather)
+      XF_THROW(InvalidArgument, "language model: sharded weights need their trainer's collectives");
+    m.windows->holds[0] = m.windows->holds[1] = -1;  // the optimizer changed every chunk
+    for (int l = 0; l < std::min(2, z.L); ++l) m.gather_layer(l);
+  }
   embeddings_forward<T>(m, s, k, step);
-  for (auto& b : m.blocks) b->forward(s, step);
+  for (int l = 0; l < z.L; ++l) {
+    if (sharded) m.use_layer(l, s);
+    m.blocks[l]->forward(s, step);
+    if (!sharded) continue;
+    m.release_layer(l, s);
+    if (l + 2 < z.L) m.gather_layer(l + 2);
+  }
   head_forward_backward<T>(m, s, k);
   if (ready) (*ready)(0);
   for (int l = z.L - 1; l >= 0; --l) {
+    if (sharded) m.gather_layer(l), m.use_layer(l, s), m.before_backward(l, s);
     // Checkpointing: the shared saved activations hold the last layer's, every other layer
     // recomputes its forward (writing its output again, the same bits) before its backward.
     if (m.c.checkpointing && l != z.L - 1) m.blocks[l]->forward(s, step);
     m.blocks[l]->backward(s, step);
+    if (sharded) {
+      m.release_layer(l, s);
+      m.scatter_layer(l, s);
+      if (l >= 2) m.gather_layer(l - 2);
+    }
     if (ready) (*ready)(z.L - l);
   }
   const int last = z.L % 2;  // the layer-0 input gradient's ping-pong buffer (arena_key)
   embeddings_backward<T>(m, s, k, step, at<T>(m, "dgrad" + std::to_string(last)),
                          at<T>(m, "dgrad" + std::to_string(1 - last)));
   if (ready) (*ready)(z.L + 1);
+  if (sharded) m.join_collectives(s);  // the layers' gradients are in their chunks
   if (m.c.accum > 1) {
     const std::size_t n = m.layout.param_elements;
     if (k == 0)
@@ -264,6 +288,45 @@ void optimizer_impl(Impl& m, cudaStream_t s) {
 }
 
 }  // namespace
+
+void LanguageModel::Impl::gather_layer(int layer) {
+  LayerWindows& w = *windows;
+  const int i = layer % 2;
+  if (w.holds[i] == layer) return;
+  cudaStream_t cs = w.collectives.stream;
+  XF_CUDA_CHECK(cudaStreamWaitEvent(cs, w.weights_free[i], 0));
+  w.collectives.gather(w.weights[i], chunk(params.p, layer), layout.sharded.chunk(), cs);
+  XF_CUDA_CHECK(cudaEventRecord(w.weights_ready[i], cs));
+  w.holds[i] = layer;
+}
+
+void LanguageModel::Impl::use_layer(int layer, cudaStream_t s) {
+  XF_CUDA_CHECK(cudaStreamWaitEvent(s, windows->weights_ready[layer % 2], 0));
+}
+
+void LanguageModel::Impl::release_layer(int layer, cudaStream_t s) {
+  XF_CUDA_CHECK(cudaEventRecord(windows->weights_free[layer % 2], s));
+}
+
+void LanguageModel::Impl::before_backward(int layer, cudaStream_t s) {
+  XF_CUDA_CHECK(cudaStreamWaitEvent(s, windows->grads_free[layer % 2], 0));
+}
+
+void LanguageModel::Impl::scatter_layer(int layer, cudaStream_t s) {
+  LayerWindows& w = *windows;
+  const int i = layer % 2;
+  cudaStream_t cs = w.collectives.stream;
+  XF_CUDA_CHECK(cudaEventRecord(w.grads_ready[i], s));
+  XF_CUDA_CHECK(cudaStreamWaitEvent(cs, w.grads_ready[i], 0));
+  w.collectives.scatter(chunk(grads.p, layer), w.grads[i], layout.sharded.chunk(), cs);
+  XF_CUDA_CHECK(cudaEventRecord(w.grads_free[i], cs));
+}
+
+void LanguageModel::Impl::join_collectives(cudaStream_t s) {
+  LayerWindows& w = *windows;
+  XF_CUDA_CHECK(cudaEventRecord(w.collectives_done, w.collectives.stream));
+  XF_CUDA_CHECK(cudaStreamWaitEvent(s, w.collectives_done, 0));
+}
 
 void LanguageModel::Impl::run(Gemm* gemm, cudaStream_t s, const GemmOperands& o) {
   if (tuning && !gemm->tuned()) gemm->tune(s, o);

@@ -113,13 +113,15 @@ ParallelFlags parallel_flags(bool search) {
   ParallelFlags f;
   for (const std::string& m : flag_list("train_parallel",
                                         "TrainStep multi-GPU variants of every configuration: dp, "
-                                        "zero2, tp (tensor parallel over all the GPUs; default: "
-                                        "all three, of the headline cases)")) {
-    if (m != "dp" && m != "zero2" && m != "tp")
+                                        "zero2, zero3 (weights sharded too), tp (tensor parallel "
+                                        "over all the GPUs; default: dp, zero2 and tp, of the "
+                                        "headline cases)")) {
+    if (m != "dp" && m != "zero2" && m != "zero3" && m != "tp")
       XF_THROW(InvalidArgument, "--xfbench_train_parallel: '" + m +
-                                    "' is not dp, zero2 or tp (tp's size is the GPU count)");
+                                    "' is not dp, zero2, zero3 or tp (tp's size is the GPU count)");
     f.modes.push_back(m == "dp"      ? Parallelism::dp
                       : m == "zero2" ? Parallelism::zero2
+                      : m == "zero3" ? Parallelism::zero3
                                      : Parallelism::tp);
   }
   f.given = !f.modes.empty();
@@ -159,8 +161,10 @@ void add_parallel_case(const kernels::TrainConfig& c, const std::string& model_t
     kernels::check_train_config(spec.c);  // InvalidArgument propagates
   } catch (const Unsupported& e) {
     spec.unsupported = e.message();
-  } catch (const InvalidArgument& e) {   // tp: heads or FFN width that do not split over the GPUs
-    if (mode != Parallelism::tp) throw;  // (the one-GPU case checked the rest)
+  } catch (const InvalidArgument& e) {
+    // tp: heads or FFN width that do not split over the GPUs; zero3: one GPU (the one-GPU case
+    // checked the rest)
+    if (mode != Parallelism::tp && mode != Parallelism::zero3) throw;
     spec.unsupported = e.message();
   }
   add_case(

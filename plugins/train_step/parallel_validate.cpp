@@ -36,6 +36,8 @@ Reference reference(const kernels::TrainConfig& c, int device) {
   OnDevice on(device);
   const int N = c.ranks;
   kernels::TrainConfig rc = c;
+  // one plain GPU, with the ranks' layout (the flat offsets the comparison goes by)
+  rc.rank = 0, rc.shard_optimizer = rc.shard_weights = false;
   rc.batch = N * c.batch;
   std::unique_ptr<LanguageModel> model;
   std::vector<kernels::TokenBatch> data;

@@ -9,7 +9,8 @@ copied to a GPU machine as it is.
     builders/     one builder per family: kernels (Matmul, Vector, Memcpy), layers (BertLayer,
                   GPT2Block, T5Encoder, T5Decoder), llama (LlamaBlock), train (TrainStep), nccl
                   (NCCL), common (what they share), fp8 (torchao's float8 training for the fp8
-                  LlamaBlock and TrainStep cases)
+                  LlamaBlock and TrainStep cases), llama_sharded (the multi-GPU Llama TrainStep's
+                  zero2 / zero3 model: built on the meta device, sharded, then initialised)
     measure.py    the steady-state and hot protocols, NVML telemetry
     writer.py     JSON entries, context, the file, each case's stdout line
     cli.py        the options, main(), run_cases(), run_paired()

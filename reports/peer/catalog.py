@@ -99,7 +99,17 @@ LLAMA_TRAIN_BACKENDS = ("torch-sdpa", "torch-compile")
 TRAIN_HEADLINES = [("bert-large", 128, 64), ("bert-large", 512, 16), ("gpt2-medium", 1024, 8)]
 # --train-models: the headline models (their headlines and knobs, the default) and the Llama ones
 DEFAULT_TRAIN_MODELS = tuple(dict.fromkeys(m for m, _, _ in TRAIN_HEADLINES))
-TRAIN_CHOICES = DEFAULT_TRAIN_MODELS + tuple(LLAMA_TRAIN_CASES) + tuple(GPT2_TRAIN_FP8_CASES)
+TRAIN_CHOICES = (DEFAULT_TRAIN_MODELS + tuple(LLAMA_TRAIN_CASES) + tuple(GPT2_TRAIN_FP8_CASES)
+                 + tuple(m for m in LLAMA_TRAIN if m not in LLAMA_TRAIN_CASES))  # 8b: --gpus only
+# Multi-GPU Llama TrainStep (a Llama model in --train-models, with --gpus): seq 4096, per-GPU batch
+# the model's one-GPU batch without checkpointing (1b 4, 3b 1), else 1 (8b: no one-GPU case); bf16,
+# accum 1, ckpt:off (activation memory is the user's), fused AdamW; modes LLAMA_PARALLEL_MODES.
+LLAMA_PARALLEL_SEQ = 4096
+LLAMA_PARALLEL_BATCH = {m: next((b for s, b, c in LLAMA_TRAIN_CASES.get(m, ()) if not c), 1)
+                        for m in LLAMA_TRAIN}
+# No `dp` for these: DDP keeps every rank's replica whole, fp32 weights, gradients and AdamW's two
+# moments, 16 bytes a parameter: 8.03e9 x 16 = 128 GB before any activation, more than one GPU.
+LLAMA_NO_DP = ("llama-3.1-8b",)
 TRAIN_KNOBS = [("bf16", 1, False, "fused"), ("bf16", 1, False, "unfused"), ("bf16", 4, False, "fused"),
                ("bf16", 1, True, "fused"), ("fp16", 1, False, "fused"), ("tf32", 1, False, "fused")]
 # tf32 (fp32 weights, TF32 products) also with HF's eager attention: the algorithm of xfbench's
@@ -254,17 +264,35 @@ def default_specs(families, layer_shapes=None, seed_shapes=False, gpt2_models=(D
                                     model=model, precision="fp8", recipe=FP8_RECIPE, seq=s, batch=b,
                                     accum=1, ckpt=ckpt, adamw="fused",
                                     attention=LAYER_BACKENDS[backend], backend=backend))
-        # multi-GPU (peer_parallel.py): the environment's p2p setting, per-GPU batches
-        for model, s, b in parallel.PARALLEL_HEADLINES if gpus else []:
-            for mode in parallel.PARALLEL_MODES:
-                name = parallel.parallel_name(train_name(model, "bf16", s, b), mode, gpus,
-                                              not parallel.p2p_disabled())
-                out.append(Spec("TrainStep", name, model=model, precision="bf16", seq=s, batch=b,
-                                accum=1, ckpt=False, adamw="fused", attention="sdpa",
-                                parallel=mode, gpus=gpus))
+        # multi-GPU (peer_parallel.py): the environment's p2p setting, per-GPU batches; xfbench's
+        # BERT/GPT-2 headlines unless --train-models names Llama models only, then each named
+        # Llama model's cases (their own modes, zero3 among them)
+        out += parallel_specs(train_models, gpus)
     if "NCCL" in families and gpus:  # collectives over `gpus` torchrun ranks (peer_nccl.py)
         for name, kw in nccl.cases(nccl_ops, nccl_dtypes, nccl_sizes, gpus):
             out.append(Spec("NCCL", name, **kw))
+    return out
+
+
+def parallel_specs(train_models, gpus):
+    """The multi-GPU TrainStep cases for `gpus` ranks (none for 0): the headlines in
+    PARALLEL_MODES where a non-Llama model is among `train_models` (the default), then each Llama
+    model's in LLAMA_PARALLEL_MODES (no dp where the replica does not fit: LLAMA_NO_DP)."""
+    models = list(dict.fromkeys(train_models))
+    llama = [m for m in models if m in LLAMA_TRAIN]
+    cases = [(m, s, b, parallel.PARALLEL_MODES) for m, s, b in parallel.PARALLEL_HEADLINES
+             if len(llama) < len(models)]
+    for m in llama:
+        modes = [x for x in parallel.LLAMA_PARALLEL_MODES if x != "dp" or m not in LLAMA_NO_DP]
+        cases.append((m, LLAMA_PARALLEL_SEQ, LLAMA_PARALLEL_BATCH[m], modes))
+    out = []
+    for model, s, b, modes in cases if gpus else ():
+        for mode in modes:
+            name = parallel.parallel_name(train_name(model, "bf16", s, b), mode, gpus,
+                                          not parallel.p2p_disabled())
+            out.append(Spec("TrainStep", name, model=model, precision="bf16", seq=s, batch=b,
+                            accum=1, ckpt=False, adamw="fused", attention="sdpa",
+                            parallel=mode, gpus=gpus))
     return out
 
 

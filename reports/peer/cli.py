@@ -155,9 +155,11 @@ def parse_args(argv=None):
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0; torchrun: "
                    "LOCAL_RANK)")
     p.add_argument("--gpus", type=int, default=dist.world if dist.active else 0,
-                   help="TrainStep: add the multi-GPU dp and zero2 cases for this many GPUs; "
-                        "NCCL: the collectives over this many ranks (default: torchrun's "
-                        "WORLD_SIZE, else none); run them under torchrun")
+                   help="TrainStep: add the multi-GPU cases for this many GPUs (dp and zero2 of "
+                        "the headlines; with Llama models in --train-models, theirs instead: seq "
+                        "4096, zero2, zero3 (FSDP2 fully_shard) and dp where a replica fits, not "
+                        "llama-3.1-8b's); NCCL: the collectives over this many ranks (default: "
+                        "torchrun's WORLD_SIZE, else none); run them under torchrun")
     p.add_argument("--nccl-sizes", default=nccl.DEFAULT_SIZES_TEXT,
                    help=f"NCCL sizes as xfbench's, e.g. 8B,64KiB,1GiB (default "
                         f"{nccl.DEFAULT_SIZES_TEXT})")
@@ -215,7 +217,8 @@ def parse_args(argv=None):
                                                         for _, b, c in v)
                                     for m, v in LLAMA_TRAIN_CASES.items())
                         + ") in torch-sdpa and torch-compile (torch.compile of the model, compiled "
-                        "before the timing); the multi-GPU cases (--gpus) stay as they are")
+                        "before the timing); with --gpus also its multi-GPU cases (llama-3.1-8b: "
+                        "those only), instead of the headlines' when only Llama models are named")
     p.add_argument("--train-precisions", default=",".join(DEFAULT_TRAIN_PRECISIONS),
                    help=f"the Llama TrainStep cases' precisions, of {','.join(TRAIN_PRECISIONS)} "
                         f"(default {','.join(DEFAULT_TRAIN_PRECISIONS)}); fp8 (named "
@@ -240,11 +243,12 @@ def parse_args(argv=None):
         return items
     args.llama_model_list = known_items("--llama-models", args.llama_models, LLAMA_MODELS)
     args.llama_dtype_list = known_items("--llama-dtypes", args.llama_dtypes, LLAMA_DTYPES)
-    for x in args.train_models.split(","):
+    for x in args.train_models.split(",") if not args.gpus else ():
         if x.strip() in LLAMA_TRAIN and x.strip() not in LLAMA_TRAIN_CASES:
             p.error(f"--train-models {x.strip()}: no one-GPU TrainStep case (xfbench has none; the "
                     f"model's fp32 weights, gradients and AdamW state alone take "
-                    f"{16 * llama_param_count(x.strip()) / 1e9:.0f} GB); known: {','.join(TRAIN_CHOICES)}")
+                    f"{16 * llama_param_count(x.strip()) / 1e9:.0f} GB); its multi-GPU cases run "
+                    f"with --gpus N under torchrun")
     args.train_model_list = known_items("--train-models", args.train_models, TRAIN_CHOICES)
     args.train_precision_list = known_items("--train-precisions", args.train_precisions,
                                             TRAIN_PRECISIONS)

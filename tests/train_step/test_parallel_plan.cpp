@@ -266,6 +266,17 @@ TEST(ParallelPlugin, ListsTheMultiGpuCases) {
                        "gpus:2/p2p:on"),
             std::string::npos);
   EXPECT_EQ(d.out.find("/p2p:off"), std::string::npos);  // not this environment's
+  EXPECT_EQ(d.out.find("/zero3/"), std::string::npos);   // on request only
+  const auto z = xftest::run_host(
+      "--benchmark_list_tests --benchmark_filter='/zero3/' --xfbench_train_models=llama-3.1-8b "
+      "--xfbench_train_seqs=4096 --xfbench_train_batches=1 --xfbench_train_parallel=zero3 "
+      "--xfbench_gpus=0,1,2,3",
+      xftest::kNoGpu);
+  ASSERT_EQ(z.code, 0) << z.err;
+  EXPECT_NE(z.out.find("TrainStep/fused/llama-3.1-8b/bf16/seq:4096/batch:1/accum:1/ckpt:off/"
+                       "adamw:fused/zero3/gpus:4/p2p:on"),
+            std::string::npos)
+      << z.out;
   const auto g = xftest::run_host(
       "--benchmark_list_tests --benchmark_filter='/(dp|zero2)/' --xfbench_train_models=gpt2 "
       "--xfbench_train_layers=2 --xfbench_train_parallel=zero2 --xfbench_gpus=1,0,2",
@@ -289,6 +300,6 @@ TEST(ParallelPlugin, ListsTheMultiGpuCases) {
     const auto bad =
         xftest::run_host(std::string("--benchmark_list_tests --xfbench_train_parallel=") + mode);
     EXPECT_EQ(bad.code, 2) << mode << "\n" << bad.out;
-    EXPECT_NE(bad.err.find("is not dp, zero2 or tp"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("is not dp, zero2, zero3 or tp"), std::string::npos) << bad.err;
   }
 }

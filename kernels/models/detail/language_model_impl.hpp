@@ -32,10 +32,24 @@ struct DeviceAllocation {
   }
 };
 
+// ZeRO-3's windows (TrainConfig::shard_weights): two of a layer's weights and two of its
+// gradients, layer l in window l % 2, and the events that order the trainer's collectives with
+// the compute stream.
+struct LayerWindows {
+  DeviceAllocation memory;  // weights 0, weights 1, gradients 0, gradients 1
+  void *weights[2] = {}, *grads[2] = {};
+  cudaEvent_t weights_ready[2] = {}, weights_free[2] = {}, grads_ready[2] = {}, grads_free[2] = {};
+  cudaEvent_t collectives_done = nullptr;
+  int holds[2] = {-1, -1};  // the layer whose gathered weights a window holds (-1: none)
+  LanguageModel::LayerCollectives collectives;
+  ~LayerWindows();
+};
+
 struct LanguageModel::Impl {
   TrainConfig c;
   detail::ModelLayout layout;
   DeviceAllocation params, grads, accum_grads, master, arena;  // master: (master,) m, v
+  std::unique_ptr<LayerWindows> windows;                       // ZeRO-3 only
   std::vector<std::unique_ptr<TransformerBlock>> blocks;
   std::unique_ptr<AdamWPlan> adamw;
   std::uint64_t micro_step = 0;  // dropout masks: a new Philox offset per micro-batch
@@ -51,7 +65,16 @@ struct LanguageModel::Impl {
   void* place(int layer, const std::string& name, TensorRole role, std::size_t bytes);
   void* param(const std::string& name) const;  // in the flat parameter buffer
   void* grad(const std::string& name) const;   // in the flat gradient buffer
-  void* buf(const std::string& key) const;     // an arena slot
+  // ZeRO-3: layer `layer`'s chunk in the stored flat buffer `base` (params.p or grads.p).
+  void* chunk(void* base, int layer) const;
+  // ZeRO-3's schedule (language_model_step.cu), enqueued around layer `layer` on stream s.
+  void gather_layer(int layer);                     // its weights into its window, unless there
+  void use_layer(int layer, cudaStream_t s);        // s waits for its gathered weights
+  void release_layer(int layer, cudaStream_t s);    // s is done with its weights' window
+  void before_backward(int layer, cudaStream_t s);  // s waits until its gradient window is free
+  void scatter_layer(int layer, cudaStream_t s);  // its gradients into its chunk, once s wrote them
+  void join_collectives(cudaStream_t s);          // s waits for every collective enqueued
+  void* buf(const std::string& key) const;        // an arena slot
   // What the norm and the optimizer read: the accumulated gradients, or the last backward's.
   void* final_grads() const { return c.accum > 1 ? accum_grads.p : grads.p; }
   // Bytes of a stored parameter, gradient or activation: 2 (fp16, bf16), 4 (tf32, fp32).

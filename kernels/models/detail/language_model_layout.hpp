@@ -54,6 +54,9 @@ struct ModelLayout {
   // whole on every rank (the gradient norm adds the first part over the ranks, the rest once); 0
   // without tensor parallelism.
   std::size_t tp_split_elements = 0;
+  // ZeRO-3: what the flat buffers store of the layers' part (empty without shard_weights); the
+  // buffers' length is sharded.stored_elements(param_elements).
+  ShardedRegion sharded;
   std::map<std::string, ArenaSlot> arena;
   std::size_t arena_bytes = 0;
   MemoryPlan plan;

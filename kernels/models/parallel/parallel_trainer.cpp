@@ -42,14 +42,46 @@ T* at(void* base, std::size_t elements) {
   return static_cast<T*>(base) + elements;
 }
 
+// zero3: a layer's weights all-gathered into its window, its gradients reduce-scattered (mean)
+// into this rank's chunk; timed into `times` while it is on (measure_overlap).
+LanguageModel::LayerCollectives layer_collectives(ncclComm_t comm, ncclDataType_t type,
+                                                  ReduceTimes* times, cudaStream_t stream) {
+  LanguageModel::LayerCollectives c;
+  c.stream = stream;
+  auto timed = [times](cudaStream_t s, const std::function<void()>& call) {
+    const bool on = times->on();
+    if (on) XF_CUDA_CHECK(cudaEventRecord(times->next(), s));
+    call();
+    if (on) XF_CUDA_CHECK(cudaEventRecord(times->next(), s));
+  };
+  c.gather = [=](void* window, const void* mine, std::size_t n, cudaStream_t s) {
+    timed(s, [&] { XF_NCCL_CHECK(ncclAllGather(mine, window, n, type, comm, s)); });
+  };
+  c.scatter = [=](void* mine, const void* window, std::size_t n, cudaStream_t s) {
+    timed(s, [&] { XF_NCCL_CHECK(ncclReduceScatter(window, mine, n, type, ncclAvg, comm, s)); });
+  };
+  return c;
+}
+
 }  // namespace
 
 const char* to_string(Parallelism p) {
-  return p == Parallelism::dp ? "dp" : p == Parallelism::zero2 ? "zero2" : "tp";
+  switch (p) {
+    case Parallelism::dp:
+      return "dp";
+    case Parallelism::zero2:
+      return "zero2";
+    case Parallelism::zero3:
+      return "zero3";
+    default:
+      return "tp";
+  }
 }
 
 kernels::TrainConfig parallel_config(kernels::TrainConfig c, Parallelism mode, int gpus) {
   (mode == Parallelism::tp ? c.tp_size : c.ranks) = gpus;
+  c.shard_optimizer = mode == Parallelism::zero2 || mode == Parallelism::zero3;
+  c.shard_weights = mode == Parallelism::zero3;
   return c;
 }
 
@@ -73,7 +105,7 @@ struct ParallelTrainer::Rank {
   DeviceMemory shard_state;
   std::unique_ptr<kernels::GradPieces> shard_pieces;  // the chunks, for the gradient norm
   std::vector<kernels::AdamWPlan> chunk_plans;        // per bucket, offsets from its chunk
-  ReduceTimes reduce_times;  // tp: the blocks' all-reduces (measure_overlap)
+  ReduceTimes reduce_times;  // tp: the blocks' all-reduces, zero3: the layers' collectives
 
   ~Rank() {
     OnDevice on(device);
@@ -88,9 +120,20 @@ struct ParallelTrainer::Rank {
     shard_state = DeviceMemory();
   }
   bool weights_are_master() const { return flat.element_bytes == 4; }
+  // Rank r's chunk of bucket b in the stored flat buffer `base` (params or grads; zero3 stores
+  // the layers' chunks only: LanguageModel::Flat::sharded), and the bucket's whole.
+  void* chunk(void* base, const BucketPlan& plan, const Bucket& b) const {
+    return at<char>(base, flat.sharded.stored(plan.chunk_begin(b, rank)) * flat.element_bytes);
+  }
+  void* whole(void* base, const Bucket& b) const {
+    return at<char>(base, flat.sharded.stored(b.begin) * flat.element_bytes);
+  }
+  bool sharded(const Bucket& b) const {  // zero3: a layer's, reduced and gathered by the model
+    return b.begin >= flat.sharded.begin && b.begin < flat.sharded.end;
+  }
   // zero2: the fp32 master weights of bucket b's chunk, and its first moment (the second at +S).
   float* master(const BucketPlan& plan, const Bucket& b) const {
-    return weights_are_master() ? at<float>(flat.params, plan.chunk_begin(b, rank))
+    return weights_are_master() ? static_cast<float*>(chunk(flat.params, plan, b))
                                 : at<float>(shard_state.get(), b.shard_offset);
   }
   float* moment1(const BucketPlan& plan, const Bucket& b) const {
@@ -147,7 +190,9 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   Impl& m = *impl_;
   m.c = config;
   m.mode = mode;
-  m.c.shard_optimizer = mode == Parallelism::zero2;
+  const bool sharded = mode == Parallelism::zero2 || mode == Parallelism::zero3;
+  m.c.shard_optimizer = sharded;
+  m.c.shard_weights = mode == Parallelism::zero3;
   if (devices.empty()) XF_THROW(InvalidArgument, "parallel trainer: no devices");
   kernels::Communicator& comm = kernels::communicator(devices);
   m.nranks = comm.nranks;
@@ -166,27 +211,40 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
     r->comm = comm.comms[i];
     OnDevice on(r->device);
     kernels::TrainConfig rc = m.c;
-    if (tp) rc.tp_rank = r->rank, rc.tp_reduce = nccl_tp_reduce(r->comm, &r->reduce_times);
+    if (tp)
+      rc.tp_rank = r->rank, rc.tp_reduce = nccl_tp_reduce(r->comm, &r->reduce_times);
+    else
+      rc.rank = r->rank;
     r->model = std::make_unique<LanguageModel>(rc);
     r->flat = r->model->flat();
     XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->compute, cudaStreamNonBlocking));
     XF_CUDA_CHECK(cudaStreamCreateWithFlags(&r->communicate, cudaStreamNonBlocking));
+    if (m.c.shard_weights)
+      r->model->set_layer_collectives(
+          layer_collectives(r->comm, kernels::nccl_type(kernels::storage_type(m.c.precision)),
+                            &r->reduce_times, r->communicate));
     r->start = new_event(false), r->comm_done = new_event(false), r->done = new_event(false);
     m.ranks.push_back(std::move(r));
   }
   Rank& first = *m.ranks.front();
   const std::size_t element_bytes = first.flat.element_bytes;
   m.threads = std::make_unique<kernels::RankThreads>(devices);
-  if (!tp)  // tp reduces inside the blocks: no buckets
+  // tp reduces inside the blocks: no buckets; zero3 one bucket a parameter group (a layer's is
+  // its window's)
+  const std::size_t bucket_elements =
+      m.c.shard_weights ? 1 : std::max<std::size_t>(bucket_bytes / element_bytes, 1);
+  if (!tp)
     m.plan = plan_buckets(first.model->gradient_ready_offsets(), first.flat.elements, m.nranks,
-                          std::max<std::size_t>(bucket_bytes / element_bytes, 1));
+                          bucket_elements);
   for (auto& r : m.ranks) {
     OnDevice on(r->device);
     for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) r->ready.push_back(new_event(false));
-    if (mode != Parallelism::zero2) continue;
+    if (!sharded) continue;
     const std::size_t S = m.plan.shard_elements;
     r->shard_state = DeviceMemory((r->weights_are_master() ? 2 : 3) * S * sizeof(float));
-    r->shard_pieces = std::make_unique<kernels::GradPieces>(m.plan.shard_pieces(r->rank));
+    std::vector<kernels::GradPieces::Piece> pieces = m.plan.shard_pieces(r->rank);
+    for (kernels::GradPieces::Piece& p : pieces) p.offset = r->flat.sharded.stored(p.offset);
+    r->shard_pieces = std::make_unique<kernels::GradPieces>(pieces);
     for (auto& segments : m.plan.chunk_segments(r->flat.segments, r->rank))
       r->chunk_plans.emplace_back(std::move(segments));
   }
@@ -229,13 +287,13 @@ void ParallelTrainer::init_parameters(std::uint64_t seed) {
   for (auto& r : m.ranks) {
     OnDevice on(r->device);
     r->model->init_parameters(seed);
-    if (m.mode != Parallelism::zero2) continue;
+    if (!m.c.shard_optimizer) continue;
     if (!r->weights_are_master())  // the master of each chunk from its weights
       with_type(m.c.precision, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         for (const Bucket& b : m.plan.buckets)
           kernels::adamw_init_master<T>(r->master(m.plan, b),
-                                        at<T>(r->flat.params, m.plan.chunk_begin(b, r->rank)),
+                                        static_cast<const T*>(r->chunk(r->flat.params, m.plan, b)),
                                         b.chunk, nullptr);
       });
     float* moments = at<float>(r->shard_state.get(), r->weights_are_master() ? 0 : S);
@@ -262,16 +320,16 @@ void ParallelTrainer::Impl::reduce_buckets(Rank& r, bool timed) {
   const std::size_t e = r.flat.element_bytes;
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     const Bucket& k = plan.buckets[b];
+    if (r.sharded(k)) continue;  // zero3: the model scattered it from its window
     XF_CUDA_CHECK(cudaStreamWaitEvent(r.communicate, r.ready[b], 0));
     if (timed) XF_CUDA_CHECK(cudaEventRecord(comm_begin[b], r.communicate));
-    void* bucket = at<char>(r.flat.grads, k.begin * e);
+    void* bucket = r.whole(r.flat.grads, k);
     if (mode == Parallelism::dp)
       XF_NCCL_CHECK(
           ncclAllReduce(bucket, bucket, k.end - k.begin, type, ncclAvg, r.comm, r.communicate));
     else
-      XF_NCCL_CHECK(ncclReduceScatter(bucket,
-                                      at<char>(r.flat.grads, plan.chunk_begin(k, r.rank) * e),
-                                      k.chunk, type, ncclAvg, r.comm, r.communicate));
+      XF_NCCL_CHECK(ncclReduceScatter(bucket, r.chunk(r.flat.grads, plan, k), k.chunk, type,
+                                      ncclAvg, r.comm, r.communicate));
     if (timed) XF_CUDA_CHECK(cudaEventRecord(comm_end[b], r.communicate));
   }
 }
@@ -298,9 +356,9 @@ void ParallelTrainer::Impl::zero2_update(Rank& r) {
       const Bucket& b = plan.buckets[i];
       const kernels::AdamWPlan& chunk = r.chunk_plans[i];
       if (chunk.num_pieces() == 0) continue;  // padding only
-      const std::size_t at_chunk = plan.chunk_begin(b, r.rank);
-      T* weights = r.weights_are_master() ? nullptr : at<T>(r.flat.params, at_chunk);
-      const T* grads = at<T>(r.flat.grads, at_chunk);
+      T* weights =
+          r.weights_are_master() ? nullptr : static_cast<T*>(r.chunk(r.flat.params, plan, b));
+      const T* grads = static_cast<const T*>(r.chunk(r.flat.grads, plan, b));
       float *master = r.master(plan, b), *m1 = r.moment1(plan, b), *m2 = m1 + S;
       if (c.optimizer == kernels::OptimizerKind::fused)
         kernels::adamw_fused<T>(weights, master, m1, m2, grads, chunk, config, r.flat.scalars,
@@ -310,13 +368,13 @@ void ParallelTrainer::Impl::zero2_update(Rank& r) {
                                   config, r.flat.scalars, r.communicate);
     }
   });
+  // The weights all-gathered in place (zero3: the layers' stay chunks, gathered when used).
   const ncclDataType_t type = kernels::nccl_type(kernels::storage_type(c.precision));
-  const std::size_t e = r.flat.element_bytes;
   XF_NCCL_CHECK(ncclGroupStart());  // one launch for all the buckets' gathers
   for (const Bucket& k : plan.buckets)
-    XF_NCCL_CHECK(ncclAllGather(at<char>(r.flat.params, plan.chunk_begin(k, r.rank) * e),
-                                at<char>(r.flat.params, k.begin * e), k.chunk, type, r.comm,
-                                r.communicate));
+    if (!r.sharded(k))
+      XF_NCCL_CHECK(ncclAllGather(r.chunk(r.flat.params, plan, k), r.whole(r.flat.params, k),
+                                  k.chunk, type, r.comm, r.communicate));
   XF_NCCL_CHECK(ncclGroupEnd());
 }
 
@@ -334,7 +392,7 @@ void ParallelTrainer::Impl::rank_step(Rank& r) {
   });
   if (timed) XF_CUDA_CHECK(cudaEventRecord(backward_end, r.compute));
   reduce_buckets(r, timed);
-  if (mode == Parallelism::zero2) zero2_update(r);
+  if (c.shard_optimizer) zero2_update(r);
   XF_CUDA_CHECK(cudaEventRecord(r.comm_done, r.communicate));
   XF_CUDA_CHECK(cudaStreamWaitEvent(r.compute, r.comm_done, 0));
   if (mode == Parallelism::dp) r.model->optimizer_step(r.compute);
@@ -369,23 +427,30 @@ ParallelTrainer::Overlap ParallelTrainer::measure_overlap(cudaStream_t stream) {
     o.comm_ms = o.exposed_ms = times.total_ms();  // on the compute stream: none hidden
     return o;
   }
+  ReduceTimes& layers = m.ranks.front()->reduce_times;  // zero3's, in the model's step
   m.timing = true;
+  layers.start();
   try {
     step(stream);
   } catch (...) {
     m.timing = false;
+    layers.stop();
     throw;
   }
   m.timing = false;
+  layers.stop();
   OnDevice on(m.first_device);
   kernels::wait_for_stream(stream);
   Overlap o;
+  o.comm_ms = layers.total_ms();
   float ms = 0;
+  const Rank& first = *m.ranks.front();
   for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) {
+    if (first.sharded(m.plan.buckets[b])) continue;  // zero3: timed as the layers'
     XF_CUDA_CHECK(cudaEventElapsedTime(&ms, m.comm_begin[b], m.comm_end[b]));
     o.comm_ms += ms;
   }
-  if (!m.comm_end.empty()) {
+  if (!m.comm_end.empty()) {  // the last bucket (the embeddings') is never a layer's
     XF_CUDA_CHECK(cudaEventElapsedTime(&ms, m.backward_end, m.comm_end.back()));
     o.exposed_ms = std::max(0.f, ms);
   }
@@ -402,7 +467,7 @@ void ParallelTrainer::visit_master(int local, const MasterVisitor& visit) const 
     XF_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
     return v;
   };
-  if (m.mode != Parallelism::zero2) return visit(0, read(r.flat.master, r.flat.elements));
+  if (!m.c.shard_optimizer) return visit(0, read(r.flat.master, r.flat.elements));
   for (auto b = m.plan.buckets.rbegin(); b != m.plan.buckets.rend(); ++b)
     visit(m.plan.chunk_begin(*b, r.rank), read(r.master(m.plan, *b), b->chunk));
 }
@@ -411,8 +476,14 @@ std::vector<unsigned char> ParallelTrainer::weight_bytes(int local) const {
   const Rank& r = *impl_->ranks.at(local);
   OnDevice on(r.device);
   XF_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<unsigned char> out(r.flat.elements * r.flat.element_bytes);
-  XF_CUDA_CHECK(cudaMemcpy(out.data(), r.flat.params, out.size(), cudaMemcpyDeviceToHost));
+  // zero3: the parts every rank stores whole (the layers' chunks differ by rank)
+  const kernels::ShardedRegion& z = r.flat.sharded;
+  const std::size_t e = r.flat.element_bytes, stored = z.stored_elements(r.flat.elements);
+  const std::size_t head = z.begin, tail = stored - (z.begin + (z.end - z.begin) / z.ranks);
+  std::vector<unsigned char> out((head + tail) * e);
+  XF_CUDA_CHECK(cudaMemcpy(out.data(), r.flat.params, head * e, cudaMemcpyDeviceToHost));
+  XF_CUDA_CHECK(cudaMemcpy(out.data() + head * e, at<char>(r.flat.params, (stored - tail) * e),
+                           tail * e, cudaMemcpyDeviceToHost));
   return out;
 }
 

@@ -12,6 +12,12 @@
 //          ranks' partial sums of squares (an all-reduce of grad_norm_scratch); the fused (or
 //          unfused) AdamW updates the rank's chunks of the fp32 master weights and moments (its
 //          shard) and writes its chunks of the weights, which are all-gathered in place.
+//   zero3  zero2 with each rank storing only its chunk of every layer's weights and gradients
+//          (TrainConfig::shard_weights): the model gathers a layer's weights into a window
+//          before its forward and its backward and reduce-scatters its gradients after its
+//          backward, on the rank's communication stream (the next layer's gather and the last
+//          layer's scatter overlap the compute); one bucket a layer; after AdamW only the
+//          embeddings' and head's chunks are all-gathered (the layers' are gathered when used).
 //   tp     Megatron-LM's tensor parallelism over all ranks (kernels::TrainConfig::tp_size): every
 //          rank trains on the same batch with its shard of each block (heads, FFN columns), the
 //          blocks all-reduce their row-parallel outputs in the forward and their column-parallel
@@ -39,10 +45,10 @@ namespace xfbench::train {
 
 using kernels::OnDevice;  // the device guard of the comm floor
 
-enum class Parallelism { dp, zero2, tp };
+enum class Parallelism { dp, zero2, zero3, tp };
 const char* to_string(Parallelism p);
 
-// `c` over `gpus` ranks: dp and zero2 set ranks, tp sets tp_size (the GPU count).
+// `c` over `gpus` ranks: dp, zero2 and zero3 set ranks, tp sets tp_size (the GPU count).
 kernels::TrainConfig parallel_config(kernels::TrainConfig c, Parallelism mode, int gpus);
 
 // DDP's default bucket (bucket_cap_mb = 25).
@@ -51,8 +57,9 @@ constexpr std::size_t kDefaultBucketBytes = std::size_t(25) << 20;
 class ParallelTrainer {
  public:
   // One model per local device of `config` (parallel_config: its `ranks`, or tp's tp_size, must
-  // be the communicator's size; zero2 sets shard_optimizer, tp each rank's tp_rank and
-  // tp_reduce), built with each device current, on the communicator over `devices`.
+  // be the communicator's size; zero2 sets shard_optimizer, zero3 also shard_weights and each
+  // rank's collectives, tp each rank's tp_rank and tp_reduce), built with each device current,
+  // on the communicator over `devices`.
   // Unsupported "out of memory ..." as LanguageModel when a rank's step cannot fit.
   ParallelTrainer(const kernels::TrainConfig& config, Parallelism mode,
                   const std::vector<int>& devices, std::size_t bucket_bytes = kDefaultBucketBytes);
@@ -65,8 +72,8 @@ class ParallelTrainer {
   int local_ranks() const;  // models in this process
   int rank(int local) const;
   int device(int local) const;
-  // The data-parallel rank whose batch local rank `local` trains on (kernels::step_data): its rank, or 0
-  // for tp (the ranks share one batch).
+  // The data-parallel rank whose batch local rank `local` trains on (kernels::step_data): its rank,
+  // or 0 for tp (the ranks share one batch).
   int data_rank(int local) const;
   kernels::LanguageModel& model(int local);
   const BucketPlan& buckets() const;
@@ -87,7 +94,8 @@ class ParallelTrainer {
 
   // One step with timing events on the first local rank: the gradient reduction's collectives
   // (sum of their times) and the part of it after the backward ended (not hidden); tp: the
-  // blocks' all-reduces, on the compute stream, so none is hidden. Synchronises.
+  // blocks' all-reduces, on the compute stream, so none is hidden; zero3: the layers' gathers and
+  // reduce-scatters too. Synchronises.
   struct Overlap {
     double comm_ms = 0, exposed_ms = 0;
     double hidden_pct() const;  // 100·(1 − exposed / comm), within [0, 100]
@@ -98,7 +106,8 @@ class ParallelTrainer {
   // and tp the whole buffer, zero2 its chunks. Synchronises.
   using MasterVisitor = std::function<void(std::size_t offset, const std::vector<float>& values)>;
   void visit_master(int local, const MasterVisitor& visit) const;
-  // Local rank `local`'s weights in the storage type, raw bytes (every rank must hold the same).
+  // Local rank `local`'s weights in the storage type, raw bytes (every rank must hold the same;
+  // zero3: of the parameters every rank stores whole).
   std::vector<unsigned char> weight_bytes(int local) const;
 
   struct Rank;

@@ -1,5 +1,5 @@
 """The TrainStep family: one optimizer step as HF Trainer runs it, of BERT (masked LM), GPT-2 and
-Llama (causal LMs), on one GPU or (peer_parallel.py) as DDP / FSDP ranks under torchrun."""
+Llama (causal LMs), on one GPU or (peer_parallel.py) as DDP / FSDP / FSDP2 ranks under torchrun."""
 
 from .. import siblings
 from ..catalog import (COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_FP8_CASES, TRAIN_MODELS,
@@ -7,6 +7,7 @@ from ..catalog import (COMPILED, LLAMA_TRAIN, LLAMA_VOCAB, TRAIN_FP8_CASES, TRAI
 from ..flops import llama_param_count
 from ..siblings import parallel
 from . import fp8 as fp8_training
+from . import llama_sharded
 from .common import compiled
 from .llama import LLAMA_LINEARS, layer_config
 
@@ -35,7 +36,8 @@ def build_llama_lm(torch, spec, dev):
     """HF LlamaForCausalLM from llama_train_config (random weights from the config, no download),
     built on the GPU in fp32 (the bf16 runs autocast over it, as GPT-2's), attention per the
     spec's backend; checked before any timing: the attention it runs, the head tied or its own,
-    the parameter count (llama_param_count)."""
+    the parameter count (llama_param_count). dev "meta": shapes only, no memory (the zero2 and
+    zero3 ranks shard it first: llama_sharded.py)."""
     import transformers
     from transformers import LlamaConfig, LlamaForCausalLM
     k = spec.kw
@@ -99,7 +101,10 @@ def build_train(torch, spec, dev):
     Float8Linear (fp8.to_float8; the LM head, embeddings, norms and attention stay bf16 under
     autocast, the master weights fp32), then as torch-compile; GPT-2 (gpt2-xl) the same, its
     Conv1D projections made nn.Linear first (conv1d_to_linear); without torchao the case is an
-    error entry that says how to install it, before anything is built."""
+    error entry that says how to install it, before anything is built. Multi-GPU (the spec's
+    `parallel`, under torchrun): dp wraps the model in DDP; zero2 (FSDP1) and zero3 (FSDP2) wrap
+    BERT/GPT-2 built whole, and Llama built on the meta device then sharded and initialised shard
+    by shard (llama_sharded.py); each rank its own batches, clipping over the shards."""
     k = spec.kw
     s, b = k["seq"], k["batch"]
     fp8 = k["precision"] == "fp8"
@@ -110,9 +115,13 @@ def build_train(torch, spec, dev):
         if k["model"] not in TRAIN_FP8_CASES:
             raise ValueError(f"TrainStep fp8 runs {', '.join(TRAIN_FP8_CASES)} only, not "
                              f"{k['model']}")
+    mode = k.get("parallel")  # dp: DDP, zero2: FSDP, zero3: FSDP2 (peer_parallel.py)
+    # Llama under zero2 / zero3: built on the meta device, sharded, then materialised shard by
+    # shard on this GPU (llama_sharded.py): 8b's fp32 model is never whole on one GPU
+    sharded = mode in ("zero2", "zero3") and k["model"] in LLAMA_TRAIN
     fp8_label = ""
     if k["model"] in LLAMA_TRAIN:
-        model, V = build_llama_lm(torch, spec, dev)
+        model, V = build_llama_lm(torch, spec, "meta" if sharded else dev)
         if fp8:  # before the optimizer sees the parameters (the same tensors either way)
             model, fp8_label = fp8_training.to_float8(
                 torch, model, LLAMA_LINEARS * LLAMA_TRAIN[k["model"]][0], skip=("lm_head",))
@@ -130,14 +139,16 @@ def build_train(torch, spec, dev):
             if conv1d_to_linear(torch, model) != 4 * L:
                 raise RuntimeError(f"{k['model']}: not the {4 * L} Conv1D projections of GPT-2")
             model, fp8_label = fp8_training.to_float8(torch, model, 4 * L, skip=("lm_head",))
-    model = model.to(dev).train()
+    model = model.train() if sharded else model.to(dev).train()
     if k["ckpt"]:
         model.gradient_checkpointing_enable()
     # None: fp32 model; fp8: bf16 autocast around the FP8 linears (their inputs cast to bf16)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.bfloat16}.get(k["precision"])
-    mode = k.get("parallel")  # dp: DDP, zero2: FSDP (peer_parallel.py)
-    if mode:
+    if sharded:
+        model = llama_sharded.shard(torch, model, mode, dt, dev)
+    elif mode:
         model = parallel.wrap(torch, model, mode, dt, dev.index)
+    if mode:
         torch.manual_seed(1000 + siblings.DIST.rank)  # the same weights, each rank its own batches
     torch.backends.cuda.matmul.allow_tf32 = k["precision"] == "tf32"  # reset after each case
     fused = k["adamw"] == "fused"
