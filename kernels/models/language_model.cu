@@ -324,12 +324,12 @@ std::vector<double> LanguageModel::download(const std::string& name, Values whic
   const detail::ParamSlot& p = m.layout.param(name);
   XF_CUDA_CHECK(cudaStreamSynchronize(s));
   const ShardedRegion& z = m.layout.sharded;
-  if (p.offset >= z.begin && p.offset < z.end && which != Values::master)
+  if (p.offset >= z.begin && p.offset < z.end)
     XF_THROW(InvalidArgument, "language model: " + name + " is sharded over the ranks (ZeRO-3)");
   if (which == Values::master && m.c.shard_optimizer && !m.weights_are_master())
     XF_THROW(InvalidArgument, "language model: the master weights are sharded (ZeRO-2)");
   if (which == Values::master)
-    return download_as_double(m.master_weights() + p.offset, p.used, ElemType::f32, s);
+    return download_as_double(m.master_weights() + z.stored(p.offset), p.used, ElemType::f32, s);
   const void* src = which == Values::weights ? m.param(name)
                                              : static_cast<const char*>(m.final_grads()) +
                                                    m.layout.sharded.stored(p.offset) * m.elem();

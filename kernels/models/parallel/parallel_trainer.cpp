@@ -63,6 +63,13 @@ LanguageModel::LayerCollectives layer_collectives(ncclComm_t comm, ncclDataType_
   return c;
 }
 
+// What `mode` shards of the model: zero2 AdamW's state, zero3 the layers' weights and gradients
+// too.
+void set_sharding(kernels::TrainConfig& c, Parallelism mode) {
+  c.shard_optimizer = mode == Parallelism::zero2 || mode == Parallelism::zero3;
+  c.shard_weights = mode == Parallelism::zero3;
+}
+
 }  // namespace
 
 const char* to_string(Parallelism p) {
@@ -80,8 +87,7 @@ const char* to_string(Parallelism p) {
 
 kernels::TrainConfig parallel_config(kernels::TrainConfig c, Parallelism mode, int gpus) {
   (mode == Parallelism::tp ? c.tp_size : c.ranks) = gpus;
-  c.shard_optimizer = mode == Parallelism::zero2 || mode == Parallelism::zero3;
-  c.shard_weights = mode == Parallelism::zero3;
+  set_sharding(c, mode);
   return c;
 }
 
@@ -190,9 +196,7 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   Impl& m = *impl_;
   m.c = config;
   m.mode = mode;
-  const bool sharded = mode == Parallelism::zero2 || mode == Parallelism::zero3;
-  m.c.shard_optimizer = sharded;
-  m.c.shard_weights = mode == Parallelism::zero3;
+  set_sharding(m.c, mode);
   if (devices.empty()) XF_THROW(InvalidArgument, "parallel trainer: no devices");
   kernels::Communicator& comm = kernels::communicator(devices);
   m.nranks = comm.nranks;
@@ -239,7 +243,7 @@ ParallelTrainer::ParallelTrainer(const kernels::TrainConfig& config, Parallelism
   for (auto& r : m.ranks) {
     OnDevice on(r->device);
     for (std::size_t b = 0; b < m.plan.buckets.size(); ++b) r->ready.push_back(new_event(false));
-    if (!sharded) continue;
+    if (!m.c.shard_optimizer) continue;
     const std::size_t S = m.plan.shard_elements;
     r->shard_state = DeviceMemory((r->weights_are_master() ? 2 : 3) * S * sizeof(float));
     std::vector<kernels::GradPieces::Piece> pieces = m.plan.shard_pieces(r->rank);
@@ -478,12 +482,12 @@ std::vector<unsigned char> ParallelTrainer::weight_bytes(int local) const {
   XF_CUDA_CHECK(cudaDeviceSynchronize());
   // zero3: the parts every rank stores whole (the layers' chunks differ by rank)
   const kernels::ShardedRegion& z = r.flat.sharded;
-  const std::size_t e = r.flat.element_bytes, stored = z.stored_elements(r.flat.elements);
-  const std::size_t head = z.begin, tail = stored - (z.begin + (z.end - z.begin) / z.ranks);
+  const std::size_t e = r.flat.element_bytes, after = z.stored(z.end);
+  const std::size_t head = z.begin, tail = z.stored_elements(r.flat.elements) - after;
   std::vector<unsigned char> out((head + tail) * e);
   XF_CUDA_CHECK(cudaMemcpy(out.data(), r.flat.params, head * e, cudaMemcpyDeviceToHost));
-  XF_CUDA_CHECK(cudaMemcpy(out.data() + head * e, at<char>(r.flat.params, (stored - tail) * e),
-                           tail * e, cudaMemcpyDeviceToHost));
+  XF_CUDA_CHECK(cudaMemcpy(out.data() + head * e, at<char>(r.flat.params, after * e), tail * e,
+                           cudaMemcpyDeviceToHost));
   return out;
 }
 
