@@ -109,27 +109,25 @@ TEST(TensorParallelSplit, ShardsCoverEveryWholeElementOnce) {
   EXPECT_EQ(tp_split(l, "wi").whole_index(128 * H, 1, 2), (256 + 128) * H);  // up's half
 }
 
+namespace {
+// check_block_config(c) throws InvalidArgument saying `why`.
+void expect_rejected(const BlockConfig& c, const std::string& why) {
+  try {
+    check_block_config(c);
+    ADD_FAILURE() << "accepted: " << c.describe();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(e.message().find(why), std::string::npos) << e.message();
+  }
+}
+}  // namespace
+
 TEST(TensorParallelSplit, RejectsWhatDoesNotSplit) {
   BlockConfig c = bert_block(1024, 16, 4096);
   c.tp_size = 3;  // 16 heads
-  try {
-    check_block_config(c);
-    ADD_FAILURE() << "16 heads over 3 ranks";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(e.message().find("16 heads do not split over tensor-parallel size 3"),
-              std::string::npos)
-        << e.message();
-  }
+  expect_rejected(c, "16 heads do not split over tensor-parallel size 3");
   c = small_llama();  // 8 query heads over 8 ranks, but 4 key/value heads
   c.tp_size = 8;
-  try {
-    check_block_config(c);
-    ADD_FAILURE() << "4 key/value heads over 8 ranks";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(e.message().find("4 key/value heads do not split over tensor-parallel size 8"),
-              std::string::npos)
-        << e.message();
-  }
+  expect_rejected(c, "4 key/value heads do not split over tensor-parallel size 8");
   c.tp_size = 4;
   EXPECT_NO_THROW(check_block_config(c));
   c = bert_block(1024, 16, 4104);  // 4104 / 2 is not a multiple of 8

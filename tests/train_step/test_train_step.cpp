@@ -33,6 +33,20 @@ double rel_l2(const std::vector<double>& got, const std::vector<double>& ref) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+// Two models' gradients of every parameter: relative L2 of `got`'s against `ref`'s within `tol`
+// (failures name label + parameter); returns the worst.
+double worst_gradient_gap(const LanguageModel& got, const LanguageModel& ref, double tol,
+                          const std::string& label) {
+  double worst = 0;
+  for (const std::string& p : ref.parameters()) {
+    const double e = rel_l2(got.download(p, Values::gradients, nullptr),
+                            ref.download(p, Values::gradients, nullptr));
+    EXPECT_LE(e, tol) << label << p;
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
 // Gradients of every parameter after compute_gradients.
 std::map<std::string, std::vector<double>> gradients(const LanguageModel& m) {
   std::map<std::string, std::vector<double>> out;
@@ -128,13 +142,7 @@ TEST(TrainStepGpu, ChunkedHeadGivesTheSameGradients) {
     a.set_data(kernels::step_data(whole)), b.set_data(kernels::step_data(chunked));
     a.compute_gradients(nullptr), b.compute_gradients(nullptr);
     EXPECT_NEAR(a.loss(nullptr), b.loss(nullptr), 1e-3 * a.loss(nullptr));
-    double worst = 0;
-    for (const std::string& p : a.parameters()) {
-      const double e = rel_l2(b.download(p, Values::gradients, nullptr),
-                              a.download(p, Values::gradients, nullptr));
-      EXPECT_LE(e, 1e-2) << (tied ? "tied: d" : "untied: d") << p;
-      worst = std::max(worst, e);
-    }
+    const double worst = worst_gradient_gap(b, a, 1e-2, tied ? "tied: d" : "untied: d");
     EXPECT_GT(a.memory_plan().total(), b.memory_plan().total());
     std::printf("chunked head (%s): worst gradient rel_l2 %.2e\n", tied ? "tied" : "untied", worst);
   }
@@ -155,13 +163,7 @@ TEST(TrainStepGpu, AccumulationEqualsOneLargeBatch) {
     a.set_data(micro), b.set_data({xftest::concatenate(micro)});
     a.compute_gradients(nullptr), b.compute_gradients(nullptr);
     EXPECT_NEAR(a.loss(nullptr), b.loss(nullptr), 1e-3 * b.loss(nullptr));
-    double worst = 0;
-    for (const std::string& p : a.parameters()) {
-      const double e = rel_l2(a.download(p, Values::gradients, nullptr),
-                              b.download(p, Values::gradients, nullptr));
-      EXPECT_LE(e, 5e-3) << p;
-      worst = std::max(worst, e);
-    }
+    const double worst = worst_gradient_gap(a, b, 5e-3, "d");
     a.init_parameters(9, true), b.init_parameters(9, true);
     a.step(nullptr), b.step(nullptr);
     for (const std::string& p : a.parameters())
