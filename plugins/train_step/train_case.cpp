@@ -20,6 +20,7 @@ struct Spec {
   bool search = true;
   std::string unsupported;  // set at registration when this build cannot run the configuration
   std::string name;
+  bool graph = false;  // each timed step one CUDA graph replay
 };
 
 // samples/s of the cases that ran in this process, by name.
@@ -88,7 +89,13 @@ void run_case(benchmark::State& state, const Spec& spec) {
   }
   if (spec.search) model.tune();
   mark_phase("tune");
-  const Timing t = time_gpu(state, stream, [&](cudaStream_t s) { model.step(s); });
+  TimerOptions timer;
+  timer.graph_each_launch = spec.graph;
+  const Timing t = time_gpu(
+      state, stream, [&](cudaStream_t s) { model.step(s); }, timer);
+  if (spec.graph)
+    add_label(state, t.graph ? "each step one CUDA graph"
+                             : "the step could not be captured in a CUDA graph: launched as it is");
   set_train_counters(state, t, c, 1);
   samples_per_second()[spec.name] = state.counters["samples/s"];
   state.counters["mem_GB"] = (double(device_memory_used()) - double(before)) / 1e9;
@@ -130,13 +137,17 @@ std::string case_name(const kernels::TrainConfig& c, const std::string& model_ta
 }
 
 void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suite suite,
-                    bool search) {
-  Spec spec{c, search, "", name};
+                    bool search, bool graph) {
+  Spec spec{c, search, "", name, graph};
   try {
     kernels::check_train_config(c);  // InvalidArgument propagates
   } catch (const Unsupported& e) {
     spec.unsupported = e.message();
   }
+  if (graph && c.dropout > 0.f && spec.unsupported.empty())
+    spec.unsupported =
+        "a CUDA graph of the step replays the dropout masks it captured: graph:on "
+        "takes --xfbench_train_dropout_pct=0";
   add_case(
       name, [spec](benchmark::State& s) { run_case(s, spec); }, Needs::gpu, suite);
 }

@@ -21,9 +21,11 @@ std::string case_name(const kernels::TrainConfig& c, const std::string& model_ta
 // validated (train_validate.hpp), the model re-initialised, its GEMMs tuned (`search`), and the
 // step timed. Counters: samples/s, tokens/s, TFLOPS (train_flops_per_sample), pct_peak and MFU
 // (the same: % of the dtype's dense peak), mem_GB (device memory the case took, measured),
-// loss (the last step's), skipped (fp16: steps skipped on overflow).
+// loss (the last step's), skipped (fp16: steps skipped on overflow). `graph`: each timed step is
+// one replay of a CUDA graph captured from a step (TimerOptions::graph_each_launch; dropout 0:
+// a replay draws the masks it captured), the name ending in /graph:on.
 void add_train_case(const std::string& name, const kernels::TrainConfig& c, Suite suite,
-                    bool search = true);
+                    bool search = true, bool graph = false);
 
 // Bytes of device memory in use now (cudaMemGetInfo).
 std::size_t device_memory_used();

@@ -20,12 +20,13 @@ using kernels::TrainConfig;
 struct Registry {
   std::string tag;  // custom sizes
   bool search = true;
+  bool graph = false;  // --xfbench_train_graph: the one-GPU names end in /graph:on
   std::set<std::string> names;
   std::vector<std::pair<TrainConfig, std::string>> added;  // with their tags
   void add(const TrainConfig& c, Suite suite) {
-    const std::string name = case_name(c, tag);
+    const std::string name = case_name(c, tag + (graph ? "/graph:on" : ""));
     if (!names.insert(name).second) return;
-    add_train_case(name, c, suite, search);
+    add_train_case(name, c, suite, search, graph);
     added.emplace_back(c, tag);
   }
 };
@@ -82,6 +83,9 @@ void add_knobs(Registry& r, const TrainConfig& head) {
 void register_cases() {
   Registry r;
   r.search = flag_bool("train_search", true, "TrainStep: search cuBLASLt algorithms per GEMM");
+  r.graph = flag_bool("train_graph", false,
+                      "TrainStep on one GPU: time each step as one replay of a CUDA graph of the "
+                      "step (/graph:on; dropout 0)");
   const float dropout = block::dropout_flag("train", "TrainStep (BERT, GPT-2; Llama has none)");
   const std::vector<std::string> models = block::choice_list_flag(
       "train_models", "TrainStep models (default: the seeds' headline cases and knob sweeps)", {},

@@ -64,7 +64,10 @@ TEST(CaseList, EveryNameHasItsFamilysShape) {
       "--benchmark_list_tests --xfbench_llama_model=llama-3.2-1b --xfbench_llama_dtypes=fp8",
       "--benchmark_list_tests --xfbench_train_models=gpt2-medium --xfbench_train_layers=2 "
       "--xfbench_train_precisions=bf16,fp8 --xfbench_train_dropout_pct=0",
-      "--benchmark_list_tests --xfbench_train_parallel=dp,zero2,zero3,tp --benchmark_filter=TrainStep",
+      "--benchmark_list_tests --xfbench_train_parallel=dp,zero2,zero3,tp "
+      "--benchmark_filter=TrainStep",
+      "--benchmark_list_tests --xfbench_train_graph=true --xfbench_train_dropout_pct=0 "
+      "--benchmark_filter=TrainStep",
       "--benchmark_list_tests --benchmark_filter=Burn --xfbench_burn_compare=true "
       "--xfbench_burn_host_mem_pct=10 --xfbench_burn_seconds=2.5",
   };

@@ -32,14 +32,16 @@ struct Capture : benchmark::BenchmarkReporter {
 
 // Steady mode (the default): one Google Benchmark iteration carries the whole measurement.
 double measured_seconds(std::uint64_t ns, xfbench::Timing* timing,
-                        benchmark::UserCounters* counters = nullptr) {
-  std::string name = "TimerTest/spin_ns:" + std::to_string(ns);
+                        benchmark::UserCounters* counters = nullptr,
+                        const xfbench::TimerOptions& options = {}) {
+  std::string name =
+      "TimerTest/spin_ns:" + std::to_string(ns) + (options.graph_each_launch ? "/graph_each" : "");
   benchmark::RegisterBenchmark(name.c_str(),
-                               [ns, timing](benchmark::State& state) {
+                               [ns, timing, options](benchmark::State& state) {
                                  xfbench::Stream stream;
-                                 *timing = xfbench::time_gpu(state, stream, [ns](cudaStream_t s) {
-                                   spin<<<1, 1, 0, s>>>(ns);
-                                 });
+                                 *timing = xfbench::time_gpu(
+                                     state, stream,
+                                     [ns](cudaStream_t s) { spin<<<1, 1, 0, s>>>(ns); }, options);
                                })
       ->UseManualTime()
       ->Iterations(1);
@@ -102,6 +104,18 @@ std::vector<double> timed_alone(std::uint64_t ns, int n) {
   cudaEventDestroy(stop);
   std::sort(seconds.begin(), seconds.end());
   return seconds;
+}
+
+// graph_each_launch: a long launch (a training step's place) is captured once and each launch
+// replays it; the time is the launch's.
+TEST_F(GpuTimer, LongLaunchReplayedAsOneGraph) {
+  xfbench::TimerOptions options;
+  options.graph_each_launch = true;
+  xfbench::Timing t;
+  const double s = measured_seconds(500000, &t, nullptr, options);  // 500 us
+  EXPECT_TRUE(t.graph);
+  EXPECT_NEAR(s, 500e-6, 0.03 * 500e-6);
+  EXPECT_TRUE(t.steady.converged);
 }
 
 // A short kernel is batched in a CUDA graph so the host's launch gaps between batches do not

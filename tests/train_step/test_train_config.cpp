@@ -332,4 +332,14 @@ TEST(TrainPlugin, ListsTheSeedsCases) {
       << g.out;
   EXPECT_EQ(xftest::run_host("--benchmark_list_tests --xfbench_train_models=bert-huge").code, 2);
   EXPECT_EQ(xftest::run_host("--benchmark_list_tests --xfbench_train_seqs=2048").code, 2);
+  // Each step one CUDA graph: the one-GPU names end in /graph:on, the multi-GPU ones do not.
+  const auto graph = xftest::run_host(
+      "--benchmark_list_tests --benchmark_filter=TrainStep --xfbench_train_models=gpt2 "
+      "--xfbench_train_dropout_pct=0 --xfbench_train_graph=true --xfbench_train_parallel=dp");
+  ASSERT_EQ(graph.code, 0) << graph.err;
+  EXPECT_NE(graph.out.find("TrainStep/fused/gpt2/bf16/seq:1024/batch:8/accum:1/ckpt:off/"
+                           "adamw:fused/dropout:0/graph:on/"),
+            std::string::npos)
+      << graph.out;
+  EXPECT_NE(graph.out.find("adamw:fused/dropout:0/dp/gpus:"), std::string::npos) << graph.out;
 }

@@ -39,6 +39,10 @@ struct TimerOptions {
   double target_iteration_seconds = 5e-3;  // hot mode: batch launches up to about this long
   int max_batch = 2000;
   bool use_graph = true;  // capture the batch in a CUDA graph when possible
+  // Capture one launch in a CUDA graph and replay it for every launch, however long (a whole
+  // training step launched at once, no launch waiting on the host); where the launch cannot be
+  // captured it runs as it is (Timing::graph says which).
+  bool graph_each_launch = false;
   // Launches holding collectives of several processes (MPI): every process must take the same
   // decisions (batch size, graph, another window, stop) or the collectives deadlock, so `agree`
   // makes the numbers they rest on every process's maximum (steady_state.hpp). `wait` blocks

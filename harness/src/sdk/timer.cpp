@@ -93,13 +93,18 @@ double agreed(double v, const TimerOptions& options) {
   return v;
 }
 
-// `batch` launches of the case, through its graph when it has one.
+// `batch` launches of the case, through its graph when it has one (of `captured` launches:
+// the whole batch, or one replayed `size` times).
 struct Batch {
   const Launch& launch;
   int size = 1;
   std::unique_ptr<BatchGraph> graph;
+  int captured = 0;
   void run(cudaStream_t stream) const {
-    if (graph) return graph->launch(stream);
+    if (graph) {
+      for (int i = 0; i < size; i += captured) graph->launch(stream);
+      return;
+    }
     for (int i = 0; i < size; ++i) launch(stream);
   }
 };
@@ -121,12 +126,15 @@ Batch prepare(cudaStream_t stream, const Launch& launch, const TimerOptions& opt
     double fit = target / std::max(single, 1e-7);
     b.size = int(std::clamp(std::floor(fit), 1.0, double(options.max_batch)));
   }
-  if (b.size > 1 && options.use_graph && single < kGraphBelowSeconds) {
-    auto graph = std::make_unique<BatchGraph>(stream, launch, b.size);
+  if (options.graph_each_launch ||
+      (b.size > 1 && options.use_graph && single < kGraphBelowSeconds)) {
+    const int captured = options.graph_each_launch ? 1 : b.size;
+    auto graph = std::make_unique<BatchGraph>(stream, launch, captured);
     if (agreed(*graph ? 0 : 1, options) == 0) {
       graph->launch(stream);  // the first replay uploads the graph
       sync(stream, options);
       b.graph = std::move(graph);
+      b.captured = captured;
     }
   }
   return b;
