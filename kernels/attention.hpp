@@ -145,8 +145,9 @@ class CudnnAttention {
 // xfbench's own flash attention (flash_attention*.cu): one kernel computes O tile by tile with an
 // online softmax and draws the dropout mask in registers from the same Philox stream as the
 // unfused backend (philox.hpp), so both give the same O for the same Dropout. Takes HD = 64, Sq
-// and Sk multiples of 64, the causal and padding masks and a score bias in the forward. The
-// backward needs the Hopper kernels and takes the causal mask and the bias, not the padding mask.
+// and Sk multiples of 64, the causal and padding masks and a score bias in the forward; HD = 128
+// in the Hopper kernels, without a score bias. The backward needs the Hopper kernels and takes
+// the causal mask and the bias, not the padding mask.
 // With a causal mask key tiles wholly above the diagonal are skipped both ways.
 //   FlashKernel::best  Hopper's warpgroup MMAs (wgmma) on an sm_90 GPU when the build has them
 //                      (CUDA architecture 90 is compiled as 90a for the *_sm90.cu files), else

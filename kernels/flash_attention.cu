@@ -132,8 +132,8 @@ bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) %
 FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : desc_(desc) {
   check_attention_desc(desc);
   const auto& d = desc;
-  if (d.HD != detail::kHD)
-    XF_THROW(Unsupported, "flash attention takes head dim 64, not " + std::to_string(d.HD));
+  if (d.HD != detail::kHD && d.HD != detail::kMaxHD)
+    XF_THROW(Unsupported, "flash attention takes head dim 64 or 128, not " + std::to_string(d.HD));
   if (d.Sq % 64 != 0 || d.Sk % detail::kBlockN != 0)
     XF_THROW(Unsupported, "flash attention needs sequence lengths divisible by 64, not " +
                               std::to_string(d.Sq) + " x " + std::to_string(d.Sk));
@@ -151,6 +151,10 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
 #else
   (void)kernel;
 #endif
+  if (d.HD == detail::kMaxHD && (!wgmma_ || d.bias))
+    XF_THROW(Unsupported,
+             "flash attention at head dim 128 takes the Hopper kernel (an sm_90a build on an "
+             "sm_90 GPU) and no score bias");
 }
 
 bool FlashAttention::has_backward() const { return wgmma_ && !desc_.padding_mask; }
@@ -201,7 +205,8 @@ detail::FlashParams params(const AttentionDesc& d, void* o, const FlashSaved& sa
           saved.lse,
           d.dropout > 0.f ? static_cast<std::uint16_t*>(saved.keep) : nullptr,
           static_cast<const char*>(bias),
-          d.softmax_scale()};
+          d.softmax_scale(),
+          d.HD};
 }
 }  // namespace
 

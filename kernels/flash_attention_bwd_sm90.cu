@@ -18,6 +18,11 @@
 // through all query tiles of each of them in turn, accumulating in registers (no scratch, no
 // atomics, a fixed order); dQ blocks are per query head.
 //
+// Head dim 128 (no bias): every Q, dO, K, V tile and every dQ, dK, dV accumulator is two
+// 64-column panels (detail/flash.cuh): S and dO·Vᵀ sum eight k16 steps over both panels, and the
+// products into [.][128] outputs are two n64 products per step, one per panel. dK and dV then
+// hold 128 floats a thread, so two blocks share an SM (three at head dim 64).
+//
 // With a score bias (T5) both block kinds read it (P is recomputed from s·scale + bias: dQ
 // blocks stage its tiles beside K and V, dK/dV blocks load it into registers), and the bias
 // gradient, dS summed over the batch, is returned as its sums along each diagonal j − i (all that
@@ -31,22 +36,27 @@
 namespace xfbench::kernels::detail {
 namespace {
 
-constexpr int kBwdThreads = 128;  // one warpgroup
-constexpr int kBwdBlocksPerSm = 3;
-constexpr int kTile = kBlockN;  // 64 queries or keys per tile
-constexpr int kTileElems = kTile * kHD;
+constexpr int kBwdThreads = 128;         // one warpgroup
+constexpr int kTile = kBlockN;           // 64 queries or keys per tile
+constexpr int kTileElems = kTile * kHD;  // one 64-column panel of a tile
 static_assert(kTile == 64, "the warpgroup's m64 tiles");
+// Blocks per SM: three at head dim 64, two at 128 (dK and dV: 128 floats a thread).
+constexpr int bwd_blocks_per_sm(int hd) { return hd == kHD ? 3 : 2; }
+// Shared memory of the dK/dV blocks (the larger kind; dQ: 6 panels a head dim of 64, with a bias
+// 8): K and V, Q and dO double-buffered (each hd / 64 panels), P and dS one panel each.
+constexpr std::size_t bwd_smem_bytes(int hd) { return (6 * (hd / kHD) + 2) * kTileElems * 2; }
 
 // What the kernels do with a score bias: nothing (none), read it, or also return its gradient.
 enum class BiasMode { none, read, grad };
 
-// D_i = Σ_d dO_id·O_id. Eight lanes share a row (one 16-byte chunk each, so a warp reads whole
-// 128-byte rows) and each group takes kDeltaRows consecutive rows of D, all loads issued before
-// the sums: 0.096 -> 0.062 ms at s512 b64 against one thread per row with its eight chunks in a
-// loop (rows in memory order instead, heads of a token together: 0.070 ms).
+// D_i = Σ_d dO_id·O_id. Eight lanes share a row (one 16-byte chunk of each 64-column panel, so a
+// warp reads whole 128-byte rows) and each group takes kDeltaRows consecutive rows of D, all loads
+// issued before the sums: 0.096 -> 0.062 ms at s512 b64 against one thread per row with its eight
+// chunks in a loop (rows in memory order instead, heads of a token together: 0.070 ms).
 constexpr int kDeltaRows = 4;
 constexpr int kDeltaThreads = 256;
 
+template <int Panels>
 __global__ void delta_kernel(FlashBwdParams p, int B) {
   static_assert(kChunks == 8, "eight lanes per row");
   const FlashParams& f = p.f;
@@ -54,20 +64,25 @@ __global__ void delta_kernel(FlashBwdParams p, int B) {
   const int chunk = threadIdx.x % kChunks;
   const std::int64_t first =
       (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / kChunks * kDeltaRows;
-  float x[kDeltaRows][8], y[kDeltaRows][8];
+  float x[kDeltaRows][Panels][8], y[kDeltaRows][Panels][8];
 #pragma unroll
   for (int r = 0; r < kDeltaRows; ++r) {
     const std::int64_t row = first + r < n ? first + r : n - 1;  // clamped rows are not stored
     const int i = int(row % f.Sq), h = int(row / f.Sq % f.NH), b = int(row / f.Sq / f.NH);
-    const std::int64_t off = row_bytes(f.so, b, h, i) + chunk * 16;
-    unpack8(x[r], f.o + off, p.fp16);
-    unpack8(y[r], p.dout + off, p.fp16);
+#pragma unroll
+    for (int c = 0; c < Panels; ++c) {
+      const std::int64_t off = row_bytes(f.so, b, h, i) + (c * kChunks + chunk) * 16;
+      unpack8(x[r][c], f.o + off, p.fp16);
+      unpack8(y[r][c], p.dout + off, p.fp16);
+    }
   }
 #pragma unroll
   for (int r = 0; r < kDeltaRows; ++r) {
     float acc = 0.f;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) acc += x[r][j] * y[r][j];
+    for (int c = 0; c < Panels; ++c)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc += x[r][c][j] * y[r][c][j];
 #pragma unroll
     for (int m = kChunks / 2; m > 0; m /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, m);
     if (chunk == 0 && first + r < n) p.delta[first + r] = acc;
@@ -75,20 +90,29 @@ __global__ void delta_kernel(FlashBwdParams p, int B) {
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// S = Q·Kᵀ and dP = dO·Vᵀ of one query tile and one key tile (all K-major in shared memory).
-template <class T>
+// S = Q·Kᵀ and dP = dO·Vᵀ of one query tile and one key tile (all K-major in shared memory,
+// Panels 64-column panels each: the sums run over four k16 steps of every panel).
+template <class T, int Panels>
 __device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4],
                                               const std::uint16_t* sQ, const std::uint16_t* sdO,
                                               const std::uint16_t* sK, const std::uint16_t* sV) {
-  const std::uint64_t q = wgmma_desc(sQ, 16, 1024), k = wgmma_desc(sK, 16, 1024);
-  const std::uint64_t o = wgmma_desc(sdO, 16, 1024), v = wgmma_desc(sV, 16, 1024);
   wgmma_fence();
 #pragma unroll
-  for (int ks = 0; ks < 4; ++ks)
-    wgmma_ss<T, false, false>(s, q + kKMajorStep * ks, k + kKMajorStep * ks, ks);
+  for (int c = 0; c < Panels; ++c) {
+    const std::uint64_t q = wgmma_desc(sQ + c * kTileElems, 16, 1024),
+                        k = wgmma_desc(sK + c * kTileElems, 16, 1024);
 #pragma unroll
-  for (int ks = 0; ks < 4; ++ks)
-    wgmma_ss<T, false, false>(dp, o + kKMajorStep * ks, v + kKMajorStep * ks, ks);
+    for (int ks = 0; ks < 4; ++ks)
+      wgmma_ss<T, false, false>(s, q + kKMajorStep * ks, k + kKMajorStep * ks, c * 4 + ks);
+  }
+#pragma unroll
+  for (int c = 0; c < Panels; ++c) {
+    const std::uint64_t o = wgmma_desc(sdO + c * kTileElems, 16, 1024),
+                        v = wgmma_desc(sV + c * kTileElems, 16, 1024);
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      wgmma_ss<T, false, false>(dp, o + kKMajorStep * ks, v + kKMajorStep * ks, c * 4 + ks);
+  }
   wgmma_commit_and_wait();
 }
 
@@ -141,30 +165,41 @@ __device__ __forceinline__ void probs_and_grads(float (&s)[8][4], float (&dp)[8]
   }
 }
 
-// Stores this thread's fragment rows (row = warp·16 + lane/4 + 8·hf) of a [64][64] tile into a
-// swizzled shared tile, at row remap(row).
-template <class T, class Remap>
-__device__ __forceinline__ void stage_rows(std::uint16_t* tile, const float (&x)[8][4], float mul,
+// Stores this thread's fragment rows (row = warp·16 + lane/4 + 8·hf) of a [64][8·NT] tile into
+// NT / 8 swizzled shared panels, at row remap(row).
+template <class T, int NT, class Remap>
+__device__ __forceinline__ void stage_rows(std::uint16_t* tile, const float (&x)[NT][4], float mul,
                                            Remap remap) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
     const int row = remap(warp * 16 + hf * 8 + lane / 4);
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
-      *reinterpret_cast<std::uint32_t*>(tile + swizzled(row, nt) + 2 * (lane % 4)) =
+    for (int nt = 0; nt < NT; ++nt)
+      *reinterpret_cast<std::uint32_t*>(tile + (nt / 8) * kTileElems + swizzled(row, nt % 8) +
+                                        2 * (lane % 4)) =
           pack2<T>(x[nt][2 * hf] * mul, x[nt][2 * hf + 1] * mul);
   }
 }
 
-// Writes a staged [64][64] tile to global rows row0 ... (pitch ld elements), 16 bytes a thread.
+// Writes a staged tile of 64 rows and Panels panels to global rows row0 ... (pitch ld elements),
+// 16 bytes a thread.
+template <int Panels>
 __device__ __forceinline__ void write_tile(char* dst, std::int64_t ld, const std::uint16_t* tile) {
 #pragma unroll
-  for (int i = 0; i < kTile * kChunks / kBwdThreads; ++i) {
-    const int idx = threadIdx.x + i * kBwdThreads, row = idx / kChunks, chunk = idx % kChunks;
-    *reinterpret_cast<int4*>(dst + (row * ld + chunk * 8) * 2) =
-        *reinterpret_cast<const int4*>(tile + swizzled(row, chunk));
-  }
+  for (int c = 0; c < Panels; ++c)
+#pragma unroll
+    for (int i = 0; i < kTile * kChunks / kBwdThreads; ++i) {
+      const int idx = threadIdx.x + i * kBwdThreads, row = idx / kChunks, chunk = idx % kChunks;
+      *reinterpret_cast<int4*>(dst + (row * ld + c * kHD + chunk * 8) * 2) =
+          *reinterpret_cast<const int4*>(tile + c * kTileElems + swizzled(row, chunk));
+    }
+}
+
+// Panel c (n8 tiles 8c ... 8c + 7) of a [64][8·NT] accumulator, as one n64 wgmma's output.
+template <int NT>
+__device__ __forceinline__ float (&panel(float (&x)[NT][4], int c))[8][4] {
+  return *reinterpret_cast<float(*)[8][4]>(&x[8 * c][0]);
 }
 
 // Key row of shared row c of a key_order tile.
@@ -254,18 +289,30 @@ struct DiagonalSums {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // The 64-row tiles of head (b, h) from `row` on that both block kinds stage (cp.async, not yet
-// committed): Q and dO as stored, K and V in key order.
+// committed), Panels 64-column panels each: Q and dO as stored, K and V in key order.
+template <int Panels>
 __device__ __forceinline__ void load_q_do(std::uint16_t* q, std::uint16_t* d_o,
                                           const FlashBwdParams& p, int b, int h, int row) {
   const FlashParams& f = p.f;
-  load_tile<kTile, kBwdThreads>(q, f.q + row_bytes(f.sq, b, h, row), f.sq.s, kTile);
-  load_tile<kTile, kBwdThreads>(d_o, p.dout + row_bytes(f.so, b, h, row), f.so.s, kTile);
+#pragma unroll
+  for (int c = 0; c < Panels; ++c) {
+    load_tile<kTile, kBwdThreads>(q + c * kTileElems,
+                                  f.q + row_bytes(f.sq, b, h, row) + c * kHD * 2, f.sq.s, kTile);
+    load_tile<kTile, kBwdThreads>(d_o + c * kTileElems,
+                                  p.dout + row_bytes(f.so, b, h, row) + c * kHD * 2, f.so.s, kTile);
+  }
 }
+template <int Panels>
 __device__ __forceinline__ void load_k_v(std::uint16_t* k, std::uint16_t* v,
                                          const FlashBwdParams& p, int b, int h, int row) {
   const FlashParams& f = p.f;
-  load_tile<kTile, kBwdThreads, true>(k, f.k + row_bytes(f.sk, b, h, row), f.sk.s, kTile);
-  load_tile<kTile, kBwdThreads, true>(v, f.v + row_bytes(f.sv, b, h, row), f.sv.s, kTile);
+#pragma unroll
+  for (int c = 0; c < Panels; ++c) {
+    load_tile<kTile, kBwdThreads, true>(
+        k + c * kTileElems, f.k + row_bytes(f.sk, b, h, row) + c * kHD * 2, f.sk.s, kTile);
+    load_tile<kTile, kBwdThreads, true>(
+        v + c * kTileElems, f.v + row_bytes(f.sv, b, h, row) + c * kHD * 2, f.sv.s, kTile);
+  }
 }
 
 // The [64][64] bias tile of queries from `row` and keys from `key` of head h (not committed).
@@ -297,19 +344,20 @@ __device__ __forceinline__ void load_bias_fragment(int4 (&chunks)[2][2], const F
 // products: these blocks use all 64 KB of their shared memory, and a staged bias tile (72 KB)
 // measured 12% slower at T5-large s512 b64 (1.11 vs 0.97 ms, the loads then issued after the
 // products; the L1 left beside three such blocks is smaller, and the kernel spills).
-template <class T, bool Causal, BiasMode Bias>
+template <class T, bool Causal, BiasMode Bias, int HD>
 __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int hk, int kv_block) {
+  constexpr int kPanels = HD / kHD, kTileSize = kPanels * kTileElems;  // a [64][HD] tile
   extern __shared__ __align__(1024) std::uint16_t smem[];
-  std::uint16_t *sK = smem, *sV = sK + kTileElems, *sP = sV + kTileElems, *sdS = sP + kTileElems;
-  auto sQ = [&](int buf) { return sdS + (1 + buf) * kTileElems; };
-  auto sdO = [&](int buf) { return sdS + (3 + buf) * kTileElems; };
+  std::uint16_t *sK = smem, *sV = sK + kTileSize, *sP = sV + kTileSize, *sdS = sP + kTileElems;
+  auto sQ = [&](int buf) { return sdS + kTileElems + buf * kTileSize; };
+  auto sdO = [&](int buf) { return sdS + kTileElems + (2 + buf) * kTileSize; };
   const FlashParams& f = p.f;
   const int n0 = kv_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int first = Causal ? kv_block : 0, tiles = f.Sq / kTile;
   const int h_end = (hk + 1) * f.group;
   auto load_queries = [&](int h, int i, int buf) {
-    load_q_do(sQ(buf), sdO(buf), p, b, h, i * kTile);
+    load_q_do<kPanels>(sQ(buf), sdO(buf), p, b, h, i * kTile);
     cp_async_commit();
   };
   // This block's diagonal sums for query head h.
@@ -317,11 +365,11 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     return p.dbias_partial +
            ((std::int64_t(b) * f.NH + h) * (f.Sk / kTile) + kv_block) * (tiles + 1) * kDiagRow;
   };
-  load_k_v(sK, sV, p, b, hk, n0);
+  load_k_v<kPanels>(sK, sV, p, b, hk, n0);
   load_queries(hk * f.group, first, 0);
   DiagonalSums diagonals;
 
-  float dk[8][4] = {}, dv[8][4] = {};  // rows: shared key rows (key_order), columns: d
+  float dk[8 * kPanels][4] = {}, dv[8 * kPanels][4] = {};  // rows: shared key rows (key_order)
   // Step u: query tile i of query head h; the next step's tiles load during this one.
   for (int h = hk * f.group, i = first, u = 0; h < h_end; ++u) {
     const int buf = u & 1;
@@ -338,7 +386,7 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     if constexpr (Bias != BiasMode::none)
       load_bias_fragment(bias, f, h, i * kTile + warp * 16 + lane / 4, n0);
     float s[8][4], dp[8][4];
-    scores_and_dp<T>(s, dp, sQ(buf), sdO(buf), sK, sV);
+    scores_and_dp<T, kPanels>(s, dp, sQ(buf), sdO(buf), sK, sV);
     probs_and_grads<T, Bias != BiasMode::none>(s, dp, p, b, h, i * kTile + warp * 16 + lane / 4,
                                                kv_block, Causal && i == kv_block,
                                                [&](int, int hf, int c) { return bias[hf][c]; });
@@ -347,17 +395,26 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     fence_proxy_async();
     __syncthreads();
 
-    // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major.
+    // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major; one
+    // n64 product per panel of the head dim.
     const std::uint64_t dp_desc = wgmma_desc(sP, 8192, 1024), ds_desc = wgmma_desc(sdS, 8192, 1024);
-    const std::uint64_t o_desc = wgmma_desc(sdO(buf), 8192, 1024);
-    const std::uint64_t q_desc = wgmma_desc(sQ(buf), 8192, 1024);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_ss<T, true, true>(dv, dp_desc + kMnMajorStep * kk, o_desc + kMnMajorStep * kk, 1);
+    for (int c = 0; c < kPanels; ++c) {
+      const std::uint64_t o_desc = wgmma_desc(sdO(buf) + c * kTileElems, 8192, 1024);
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_ss<T, true, true>(panel(dv, c), dp_desc + kMnMajorStep * kk,
+                                o_desc + kMnMajorStep * kk, 1);
+    }
+#pragma unroll
+    for (int c = 0; c < kPanels; ++c) {
+      const std::uint64_t q_desc = wgmma_desc(sQ(buf) + c * kTileElems, 8192, 1024);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_ss<T, true, true>(panel(dk, c), ds_desc + kMnMajorStep * kk,
+                                q_desc + kMnMajorStep * kk, 1);
+    }
     wgmma_commit();
     if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial(h) + i * kDiagRow);
     wgmma_wait();
@@ -371,38 +428,40 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
       ++i;
     }
   }
-  // Shared key row c is key n0 + key_of_row(c): stage in key order, then write.
+  // Shared key row c is key n0 + key_of_row(c): stage in key order (where K and V were), then
+  // write.
   __syncthreads();
-  stage_rows<T>(sP, dk, f.scale, [](int c) { return key_of_row(c); });
-  stage_rows<T>(sdS, dv, 1.f, [](int c) { return key_of_row(c); });
+  stage_rows<T>(sK, dk, f.scale, [](int c) { return key_of_row(c); });
+  stage_rows<T>(sV, dv, 1.f, [](int c) { return key_of_row(c); });
   __syncthreads();
-  write_tile(p.dk + row_bytes(f.sk, b, hk, n0), f.sk.s, sP);
-  write_tile(p.dv + row_bytes(f.sv, b, hk, n0), f.sv.s, sdS);
+  write_tile<kPanels>(p.dk + row_bytes(f.sk, b, hk, n0), f.sk.s, sK);
+  write_tile<kPanels>(p.dv + row_bytes(f.sv, b, hk, n0), f.sv.s, sV);
 }
 
 // dQ of queries 64·q_block ... of head (b, h) (K and V: its K/V head's). Causal: key tiles after
 // the query tile are hidden from all its rows and skipped. Bias tiles are double-buffered with K
 // and V.
-template <class T, bool Causal, BiasMode Bias>
+template <class T, bool Causal, BiasMode Bias, int HD>
 __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, int q_block) {
+  constexpr int kPanels = HD / kHD, kTileSize = kPanels * kTileElems;  // a [64][HD] tile
   extern __shared__ __align__(1024) std::uint16_t smem[];
-  std::uint16_t *sQ = smem, *sdO = sQ + kTileElems;
-  auto sK = [&](int buf) { return sdO + (1 + buf) * kTileElems; };
-  auto sV = [&](int buf) { return sdO + (3 + buf) * kTileElems; };
-  auto sB = [&](int buf) { return sdO + (5 + buf) * kTileElems; };
+  std::uint16_t *sQ = smem, *sdO = sQ + kTileSize;
+  auto sK = [&](int buf) { return sdO + (1 + buf) * kTileSize; };
+  auto sV = [&](int buf) { return sdO + (3 + buf) * kTileSize; };
+  auto sB = [&](int buf) { return sdO + (5 + buf) * kTileSize; };  // head dim 64 only
   const FlashParams& f = p.f;
   const int m0 = q_block * kTile;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles = Causal ? q_block + 1 : f.Sk / kTile;
   auto load_keys = [&](int j, int buf) {
-    load_k_v(sK(buf), sV(buf), p, b, h / f.group, j * kTile);
+    load_k_v<kPanels>(sK(buf), sV(buf), p, b, h / f.group, j * kTile);
     if constexpr (Bias != BiasMode::none) load_bias(sB(buf), f, h, m0, j * kTile);
     cp_async_commit();
   };
-  load_q_do(sQ, sdO, p, b, h, m0);
+  load_q_do<kPanels>(sQ, sdO, p, b, h, m0);
   load_keys(0, 0);
 
-  float dq[8][4] = {};
+  float dq[8 * kPanels][4] = {};
   for (int j = 0; j < tiles; ++j) {
     const int buf = j & 1;
     cp_async_wait_all();
@@ -411,23 +470,28 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
     if (j + 1 < tiles) load_keys(j + 1, buf ^ 1);
 
     float s[8][4], dp[8][4];
-    scores_and_dp<T>(s, dp, sQ, sdO, sK(buf), sV(buf));
+    scores_and_dp<T, kPanels>(s, dp, sQ, sdO, sK(buf), sV(buf));
     probs_and_grads<T, Bias != BiasMode::none>(
         s, dp, p, b, h, m0 + warp * 16 + lane / 4, j, Causal && j == q_block,
         [&](int, int hf, int c) { return bias_chunk(sB(buf), warp * 16 + hf * 8 + lane / 4, c); });
     std::uint32_t da[4][1][4];
     pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
 
-    const std::uint64_t k_desc = wgmma_desc(sK(buf), 8192, 1024);  // N-major: keys are k
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(dq, da[kk][0], k_desc + kMnMajorStep * kk);
+    for (int c = 0; c < kPanels; ++c) {
+      // N-major: keys are k
+      const std::uint64_t k_desc = wgmma_desc(sK(buf) + c * kTileElems, 8192, 1024);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_rs<T>(panel(dq, c), da[kk][0], k_desc + kMnMajorStep * kk);
+    }
     wgmma_commit_and_wait();
   }
   __syncthreads();
   stage_rows<T>(sdO, dq, f.scale, [](int r) { return r; });
   __syncthreads();
-  write_tile(p.dq + row_bytes(f.sq, b, h, m0), f.sq.s, sdO);
+  write_tile<kPanels>(p.dq + row_bytes(f.sq, b, h, m0), f.sq.s, sdO);
 }
 #endif
 
@@ -440,11 +504,11 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 // (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so BlockOrder's ranks go down the
 // key tiles, heaviest first: (G + 1)·n is key tile n, and the G ranks after it query tile
 // T − 1 − n of each query head (T − n tiles each; with G = 1 the pairs 2n, 2n + 1 of equal work).
-// Three blocks per SM (168 registers, a few spilled) beat two without spills: 0.88 vs 0.93 ms at
-// s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ blocks stage its tiles in the two
-// tiles they leave free, so the shared memory stays 64 KB.
-template <class T, bool Causal, BiasMode Bias>
-__global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
+// At head dim 64 three blocks per SM (168 registers, a few spilled) beat two without spills: 0.88
+// vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ blocks stage its tiles in
+// the two tiles they leave free, so the shared memory stays 64 KB.
+template <class T, bool Causal, BiasMode Bias, int HD>
+__global__ void __launch_bounds__(kBwdThreads, bwd_blocks_per_sm(HD))
     backward_kernel(FlashBwdParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int G = p.f.group;
@@ -454,34 +518,34 @@ __global__ void __launch_bounds__(kBwdThreads, kBwdBlocksPerSm)
     const int nkv = p.f.NH / G, b = head / nkv, hk = head % nkv;
     const int n = rank / (G + 1), r = rank % (G + 1);
     if (r == 0)
-      dkdv_block<T, true, Bias>(p, b, hk, n);
+      dkdv_block<T, true, Bias, HD>(p, b, hk, n);
     else
-      dq_block<T, true, Bias>(p, b, hk * G + r - 1, p.f.Sq / kTile - 1 - n);
+      dq_block<T, true, Bias, HD>(p, b, hk * G + r - 1, p.f.Sq / kTile - 1 - n);
   } else {
     const int kv_blocks = p.f.Sk / kTile, q_blocks = p.f.Sq / kTile;
     const int x = int(blockIdx.x) - kv_blocks;
     if (x < 0)
-      dkdv_block<T, false, Bias>(p, blockIdx.z, blockIdx.y, blockIdx.x);
+      dkdv_block<T, false, Bias, HD>(p, blockIdx.z, blockIdx.y, blockIdx.x);
     else
-      dq_block<T, false, Bias>(p, blockIdx.z, blockIdx.y * G + x / q_blocks, x % q_blocks);
+      dq_block<T, false, Bias, HD>(p, blockIdx.z, blockIdx.y * G + x / q_blocks, x % q_blocks);
   }
 #endif
 }
 
-template <class T, bool Causal, BiasMode Bias>
+template <class T, bool Causal, BiasMode Bias, int HD>
 void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
-  constexpr std::size_t smem = 8 * kTileElems * 2;  // dK/dV blocks' tiles (dQ: 6, 8 with a bias)
+  constexpr std::size_t smem = bwd_smem_bytes(HD);
   static const bool ready = [] {
-    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal, Bias>,
+    XF_CUDA_CHECK(cudaFuncSetAttribute(backward_kernel<T, Causal, Bias, HD>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     return true;
   }();
   (void)ready;
   const int G = p.f.group, nkv = p.f.NH / G;
   const int items = p.f.Sk / kTile + G * (p.f.Sq / kTile);
-  const BlockOrder order = block_order(items, B * nkv, Causal, kBwdBlocksPerSm);
+  const BlockOrder order = block_order(items, B * nkv, Causal, bwd_blocks_per_sm(HD));
   const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, nkv, B);
-  backward_kernel<T, Causal, Bias><<<grid, kBwdThreads, smem, stream>>>(p, order);
+  backward_kernel<T, Causal, Bias, HD><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }
 
 // The bias gradient's diagonal sums from the dK/dV blocks' partial sums (DiagonalSums): the 64
@@ -522,20 +586,27 @@ __global__ void __launch_bounds__(kTile* kSumSlices) diagonal_sums_kernel(FlashB
 }  // namespace
 
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream) {
+  const bool wide = p.f.head_dim == kMaxHD;
+  if (wide && p.f.bias) XF_THROW(Unsupported, "flash attention: a score bias takes head dim 64");
   const std::int64_t rows = std::int64_t(B) * p.f.NH * p.f.Sq;
   const std::int64_t threads = (rows + kDeltaRows - 1) / kDeltaRows * kChunks;
-  delta_kernel<<<unsigned((threads + kDeltaThreads - 1) / kDeltaThreads), kDeltaThreads, 0,
-                 stream>>>(p, B);
+  const unsigned delta_blocks = unsigned((threads + kDeltaThreads - 1) / kDeltaThreads);
+  if (wide)
+    delta_kernel<2><<<delta_blocks, kDeltaThreads, 0, stream>>>(p, B);
+  else
+    delta_kernel<1><<<delta_blocks, kDeltaThreads, 0, stream>>>(p, B);
   auto with_type = [&](auto t) {
     using T = typename decltype(t)::type;
     auto with_mask = [&](auto causal) {
       constexpr bool C = decltype(causal)::value;
-      if (!p.f.bias)
-        launch<T, C, BiasMode::none>(p, B, stream);
+      if (wide)
+        launch<T, C, BiasMode::none, kMaxHD>(p, B, stream);
+      else if (!p.f.bias)
+        launch<T, C, BiasMode::none, kHD>(p, B, stream);
       else if (!p.dbias)
-        launch<T, C, BiasMode::read>(p, B, stream);
+        launch<T, C, BiasMode::read, kHD>(p, B, stream);
       else
-        launch<T, C, BiasMode::grad>(p, B, stream);
+        launch<T, C, BiasMode::grad, kHD>(p, B, stream);
     };
     p.f.causal ? with_mask(std::true_type{}) : with_mask(std::false_type{});
   };

@@ -8,7 +8,10 @@
 // tiles of detail/flash.cuh are exactly wgmma's 128-byte-swizzled layouts: K-major for Q and K,
 // MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
 // overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
-// With a score bias its [128][64] tiles are double-buffered beside K and V.
+// With a score bias its [128][64] tiles are double-buffered beside K and V. Head dim 128 (no
+// bias): every tile is two 64-column panels; S sums eight k16 steps over both panels of Q and K,
+// and P·V is two n64 products, one per panel of V, into O's two halves; one block per SM (its
+// registers: O is 64 floats a thread).
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
@@ -16,49 +19,64 @@
 namespace xfbench::kernels::detail {
 namespace {
 
-constexpr int kWgThreads = 256, kWgBlocksPerSm = 2;
+constexpr int kWgThreads = 256;
+// Blocks per SM: two at head dim 64; one at 128 (O's registers double).
+constexpr int blocks_per_sm(int hd) { return hd == kHD ? 2 : 1; }
 
-// Shared memory: Q, two K and two V stages, with a bias two bias stages.
-constexpr std::size_t forward_smem_bytes(bool bias) {
-  return ((kBlockM + 4 * kBlockN) * kHD + (bias ? 2 * kBlockM * kHD : 0)) * 2;
+// Shared memory: Q, two K and two V stages (each `hd` columns), with a bias two bias stages.
+constexpr std::size_t forward_smem_bytes(bool bias, int hd) {
+  return ((kBlockM + 4 * kBlockN) * hd + (bias ? 2 * kBlockM * kHD : 0)) * 2;
 }
 
-template <class T, bool Masked, bool Bias>
-__global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
+template <class T, bool Masked, bool Bias, int HD>
+__global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
     flash_forward_wgmma_kernel(FlashParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int kPanels = HD / kHD;
   extern __shared__ __align__(1024) std::uint16_t smem[];  // 128-byte swizzle: 1024-byte atoms
-  std::uint16_t* sQ = smem;
-  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kBlockN) * kHD; };
-  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * kHD; };
-  auto sB = [&](int buf) { return sQ + (kBlockM + 4 * kBlockN + buf * kBlockM) * kHD; };
+  std::uint16_t* sQ = smem;  // panel c of a [rows][HD] tile: rows · 64 elements after panel c - 1
+  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kBlockN) * HD; };
+  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * HD; };
+  auto sB = [&](int buf) { return sQ + (kBlockM + 4 * kBlockN) * HD + buf * kBlockM * kHD; };
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
   const BlockTiles<kWgThreads> blk(p, order);
-  blk.load_q_and_keys<Bias>(p, sQ, sK(0), sV(0), sB(0));
+  blk.load_q_and_keys<Bias, kPanels>(p, sQ, sK(0), sV(0), sB(0));
 
-  float o[1][8][4] = {};
+  float o[1][8 * kPanels][4] = {};
   RowState<1> rows;
   // K-major tiles: 8-row groups 1024 bytes apart, a 16-element k step is 32 bytes further in.
   // V (MN-major): 16-key steps are 2048 bytes apart.
-  const std::uint64_t q_desc = wgmma_desc(sQ + wg * 64 * kHD, 16, 1024);
+  std::uint64_t q_desc[kPanels];
+#pragma unroll
+  for (int c = 0; c < kPanels; ++c)
+    q_desc[c] = wgmma_desc(sQ + c * kBlockM * kHD + wg * 64 * kHD, 16, 1024);
 
   for (int t = 0; t < blk.tiles; ++t) {
     const int buf = t & 1;
     cp_async_wait_all();
     fence_proxy_async();
     __syncthreads();  // tile t visible to wgmma; everyone is done with tile t - 1's buffers
-    if (t + 1 < blk.tiles) blk.load_keys<Bias>(p, t + 1, sK(buf ^ 1), sV(buf ^ 1), sB(buf ^ 1));
+    if (t + 1 < blk.tiles)
+      blk.load_keys<Bias, kPanels>(p, t + 1, sK(buf ^ 1), sV(buf ^ 1), sB(buf ^ 1));
     if constexpr (Masked)
       if (blk.above_diagonal(p, t, wg * 64 + 63)) continue;  // the other warpgroup's tile
-    const std::uint64_t k_desc = wgmma_desc(sK(buf), 16, 1024);
-    const std::uint64_t v_desc = wgmma_desc(sV(buf), 8192, 1024);
+
+    std::uint64_t k_desc[kPanels], v_desc[kPanels];
+#pragma unroll
+    for (int c = 0; c < kPanels; ++c) {
+      k_desc[c] = wgmma_desc(sK(buf) + c * kBlockN * kHD, 16, 1024);
+      v_desc[c] = wgmma_desc(sV(buf) + c * kBlockN * kHD, 8192, 1024);
+    }
 
     float s[1][8][4];
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      wgmma_ss<T, false, false>(s[0], q_desc + kKMajorStep * ks, k_desc + kKMajorStep * ks, ks);
+    for (int c = 0; c < kPanels; ++c)
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        wgmma_ss<T, false, false>(s[0], q_desc[c] + kKMajorStep * ks, k_desc[c] + kKMajorStep * ks,
+                                  c * 4 + ks);
     wgmma_commit_and_wait();
 
     if constexpr (Bias)
@@ -73,7 +91,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
 
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
+    for (int c = 0; c < kPanels; ++c) {
+      float(&oc)[8][4] = *reinterpret_cast<float(*)[8][4]>(&o[0][8 * c][0]);  // O's panel c
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(oc, pa[kk][0], v_desc[c] + kMnMajorStep * kk);
+    }
     wgmma_commit_and_wait();
   }
   __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage
@@ -81,24 +103,37 @@ __global__ void __launch_bounds__(kWgThreads, kWgBlocksPerSm)
 #endif
 }
 
+template <int HD>
+void launch_with_head_dim(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
+  const BlockOrder order = forward_order(p, B, blocks_per_sm(HD));
+  forward_variant(p, fp16, [&](auto t, auto masked, auto bias) {
+    constexpr bool kBias = decltype(bias)::value;
+    if constexpr (kBias && HD != kHD) {
+      XF_THROW(Unsupported, "flash attention: a score bias takes head dim 64");
+    } else {
+      constexpr std::size_t smem = forward_smem_bytes(kBias, HD);
+      const auto kernel = flash_forward_wgmma_kernel<typename decltype(t)::type,
+                                                     decltype(masked)::value, kBias, HD>;
+      if constexpr (smem > 48 * 1024) {
+        static const bool ready = [&] {  // once per variant: above the 48 KB default
+          XF_CUDA_CHECK(
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+          return true;
+        }();
+        (void)ready;
+      }
+      kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order);
+    }
+  });
+}
+
 }  // namespace
 
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
-  const BlockOrder order = forward_order(p, B, kWgBlocksPerSm);
-  forward_variant(p, fp16, [&](auto t, auto masked, auto bias) {
-    constexpr std::size_t smem = forward_smem_bytes(decltype(bias)::value);
-    const auto kernel = flash_forward_wgmma_kernel<typename decltype(t)::type,
-                                                   decltype(masked)::value, decltype(bias)::value>;
-    if constexpr (smem > 48 * 1024) {
-      static const bool ready = [&] {  // once per variant: above the 48 KB default
-        XF_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-        return true;
-      }();
-      (void)ready;
-    }
-    kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order);
-  });
+  if (p.head_dim == kMaxHD)
+    launch_with_head_dim<kMaxHD>(p, fp16, B, stream);
+  else
+    launch_with_head_dim<kHD>(p, fp16, B, stream);
 }
 
 }  // namespace xfbench::kernels::detail

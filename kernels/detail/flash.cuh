@@ -35,10 +35,13 @@
 
 namespace xfbench::kernels::detail {
 
-constexpr int kHD = 64;           // head dimension the kernel takes
+// Shared tiles are panels of 64 columns: a head dim of 128 is two panels side by side (each
+// its own swizzled [rows][64] block), so the same loads, swizzle and wgmma descriptors serve both.
+constexpr int kHD = 64;           // the columns of one panel (and the head dim of every kernel)
+constexpr int kMaxHD = 128;       // the Hopper kernels' largest head dim (two panels)
 constexpr int kBlockM = 128;      // query rows per block
 constexpr int kBlockN = 64;       // keys per tile
-constexpr int kChunks = kHD / 8;  // 16-byte chunks per row
+constexpr int kChunks = kHD / 8;  // 16-byte chunks per panel row
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Bytes from element 0 to sequence position `row` of head h in batch item b (2-byte elements).
@@ -61,8 +64,9 @@ struct FlashParams {
   // [B, NH, Sq, Sk/16] dropout keep bits (bit j of word w of a row: key 16·w + j), written by the
   // forward and read by the backward when not null (else the backward draws them again).
   std::uint16_t* keep;
-  const char* bias;  // [NH, Sq, Sk] score bias, or null (kernels with Bias read it)
-  float scale;       // softmax scale
+  const char* bias;    // [NH, Sq, Sk] score bias, or null (kernels with Bias read it)
+  float scale;         // softmax scale
+  int head_dim = kHD;  // 64, or 128 (the Hopper kernels, without a bias)
 };
 
 // Shared tiles are [rows][64] 16-bit elements with each row's 16-byte chunks XOR-swizzled by the
@@ -217,8 +221,10 @@ struct RowState {
       max[mt][0] = max[mt][1] = -INFINITY, sum[mt][0] = sum[mt][1] = 0;
   }
 
-  // s <- exp2(s·scale_log2 - new row max); O and the running sums are rescaled to the new max.
-  __device__ __forceinline__ void softmax(float (&s)[MT][8][4], float (&o)[MT][8][4],
+  // s <- exp2(s·scale_log2 - new row max); O (DT n8 tiles: 8 a 64-column panel) and the
+  // running sums are rescaled to the new max.
+  template <int DT>
+  __device__ __forceinline__ void softmax(float (&s)[MT][8][4], float (&o)[MT][DT][4],
                                           float scale_log2) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -242,7 +248,7 @@ struct RowState {
           }
         sum[mt][hf] = sum[mt][hf] * corr + rs;
 #pragma unroll
-        for (int dt = 0; dt < 8; ++dt) o[mt][dt][2 * hf] *= corr, o[mt][dt][2 * hf + 1] *= corr;
+        for (int dt = 0; dt < DT; ++dt) o[mt][dt][2 * hf] *= corr, o[mt][dt][2 * hf + 1] *= corr;
       }
   }
 };
@@ -324,11 +330,12 @@ __device__ __forceinline__ void pack_p(std::uint32_t (&pa)[4][MT][4], const floa
 }
 
 // O / row sum · 1/(1-p), staged through the warp's own rows of `stage` (rows warp_row0 ...
-// + 16·MT of the block) for 16-byte stores.
-template <class T, int MT>
+// + 16·MT of the block; DT / 8 panels of kBlockM rows) for 16-byte stores.
+template <class T, int MT, int DT>
 __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>& rows,
-                                        const float (&o)[MT][8][4], std::uint16_t* stage,
+                                        const float (&o)[MT][DT][4], std::uint16_t* stage,
                                         int warp_row0, int m0, int b, int h) {
+  constexpr int kPanels = DT / 8;
   const int lane = threadIdx.x % 32;
   __syncwarp();  // the warp's earlier reads of these rows (Q fragments) come first
 #pragma unroll
@@ -340,19 +347,22 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
       if (p.lse && lane % 4 == 0 && m0 + row < p.Sq)
         p.lse[(std::int64_t(b) * p.NH + h) * p.Sq + m0 + row] = rows.max[mt][hf] + __log2f(sum);
 #pragma unroll
-      for (int dt = 0; dt < 8; ++dt)
-        *reinterpret_cast<std::uint32_t*>(stage + swizzled(row, dt) + 2 * (lane % 4)) =
+      for (int dt = 0; dt < DT; ++dt)
+        *reinterpret_cast<std::uint32_t*>(stage + (dt / 8) * kBlockM * kHD + swizzled(row, dt % 8) +
+                                          2 * (lane % 4)) =
             pack2<T>(o[mt][dt][2 * hf] * inv, o[mt][dt][2 * hf + 1] * inv);
     }
   __syncwarp();
   char* out = p.o + row_bytes(p.so, b, h, 0);
 #pragma unroll
-  for (int i = 0; i < 4 * MT; ++i) {
-    const int row = warp_row0 + i * 4 + lane / 8, chunk = lane % 8;
-    if (m0 + row < p.Sq)
-      *reinterpret_cast<int4*>(out + ((m0 + row) * p.so.s + chunk * 8) * 2) =
-          *reinterpret_cast<const int4*>(stage + swizzled(row, chunk));
-  }
+  for (int panel = 0; panel < kPanels; ++panel)
+#pragma unroll
+    for (int i = 0; i < 4 * MT; ++i) {
+      const int row = warp_row0 + i * 4 + lane / 8, chunk = lane % 8;
+      if (m0 + row < p.Sq)
+        *reinterpret_cast<int4*>(out + ((m0 + row) * p.so.s + (panel * kChunks + chunk) * 8) * 2) =
+            *reinterpret_cast<const int4*>(stage + panel * kBlockM * kHD + swizzled(row, chunk));
+    }
 }
 
 // Key tiles a block of query rows from m0 needs: up to the last key any of its rows sees.
@@ -442,22 +452,30 @@ struct BlockTiles {
     return p.causal && t * kBlockN > m0 + last_row;
   }
 
-  // The Q rows (past Sq zero-filled) with key tile 0.
-  template <bool Bias = false>
+  // The Q rows (past Sq zero-filled) with key tile 0; Panels 64-column panels of each (the head
+  // dim / 64), panel c of a tile `rows` · 64 elements after panel c - 1.
+  template <bool Bias = false, int Panels = 1>
   __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
                                   std::uint16_t* sV, std::uint16_t* sB = nullptr) const {
-    load_tile<kBlockM, Threads>(sQ, q, p.sq.s, p.Sq - m0);
-    load_keys<Bias>(p, 0, sK, sV, sB);
+#pragma unroll
+    for (int c = 0; c < Panels; ++c)
+      load_tile<kBlockM, Threads>(sQ + c * kBlockM * kHD, q + c * kHD * 2, p.sq.s, p.Sq - m0);
+    load_keys<Bias, Panels>(p, 0, sK, sV, sB);
   }
   // K and V of key tile t, rows in key_order; with Bias the block's [kBlockM][64] bias tile
   // (natural key order, rows past Sq zero-filled).
-  template <bool Bias = false>
+  template <bool Bias = false, int Panels = 1>
   __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK, std::uint16_t* sV,
                             std::uint16_t* sB = nullptr) const {
-    load_tile<kBlockN, Threads, true>(sK, k + std::int64_t(t) * kBlockN * p.sk.s * 2, p.sk.s,
-                                      kBlockN);
-    load_tile<kBlockN, Threads, true>(sV, v + std::int64_t(t) * kBlockN * p.sv.s * 2, p.sv.s,
-                                      kBlockN);
+#pragma unroll
+    for (int c = 0; c < Panels; ++c) {
+      load_tile<kBlockN, Threads, true>(sK + c * kBlockN * kHD,
+                                        k + (std::int64_t(t) * kBlockN * p.sk.s + c * kHD) * 2,
+                                        p.sk.s, kBlockN);
+      load_tile<kBlockN, Threads, true>(sV + c * kBlockN * kHD,
+                                        v + (std::int64_t(t) * kBlockN * p.sv.s + c * kHD) * 2,
+                                        p.sv.s, kBlockN);
+    }
     if constexpr (Bias) load_tile<kBlockM, Threads>(sB, bias + t * kBlockN * 2, p.Sk, p.Sq - m0);
     cp_async_commit();
   }

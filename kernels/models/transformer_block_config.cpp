@@ -253,9 +253,12 @@ void check_block_config(const BlockConfig& c, BlockPart part) {
              "cuDNN SDPA takes head dims up to 128, not " + std::to_string(c.head_dim()));
   }
   if (c.backend == AttentionBackend::flash) {
-    if (c.head_dim() != 64 || c.seq % 64 != 0)
-      XF_THROW(Unsupported, "xfbench's flash attention takes head dim 64 and seq % 64 == 0, not " +
-                                std::to_string(c.head_dim()) + " and " + std::to_string(c.seq));
+    if ((c.head_dim() != 64 && c.head_dim() != 128) || c.seq % 64 != 0)
+      XF_THROW(Unsupported,
+               "xfbench's flash attention takes head dim 64 or 128 and seq % 64 == 0, not " +
+                   std::to_string(c.head_dim()) + " and " + std::to_string(c.seq));
+    if (c.head_dim() == 128 && c.relative_bias)
+      XF_THROW(Unsupported, "xfbench's flash attention at head dim 128 takes no score bias");
   }
 }
 

@@ -274,8 +274,10 @@ TEST(BertFlash, RejectsWhatItCannotRun) {
   EXPECT_NO_THROW(kernels::check_block_config(c));
   c.seq = 96;
   EXPECT_THROW(kernels::check_block_config(c), Unsupported);
-  c.seq = 128, c.hidden = 2048;  // head dim 128
+  c.seq = 128, c.hidden = 1536;  // head dim 96
   EXPECT_THROW(kernels::check_block_config(c), Unsupported);
+  c.hidden = 2048;  // head dim 128: the Hopper kernels' (checked where it runs)
+  EXPECT_NO_THROW(kernels::check_block_config(c));
 }
 
 // Model dimensions that cannot be built are rejected at registration, before any GPU work.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attention_test_util.hpp"
@@ -173,15 +174,45 @@ TYPED_TEST(Attention, FlashGqaMatchesReference) {
                          xk::FlashKernel::best);
 }
 
+// Head dim 128 (the Hopper kernels: two 64-column panels a tile), forward and backward:
+// grouped-query 4 query heads over 2 and over 1, causal and not, padding (forward only), dropout
+// with the exact mask (saved bits on bshd, drawn again on sbhd), a half-empty last query block,
+// both layouts; grouped dK, dV the same bits when run again. Where the sm_90a kernels cannot run
+// the description is refused with the reason, and so is a score bias.
+TYPED_TEST(Attention, FlashHeadDim128MatchesReference) {
+  const auto bshd = xk::QkvLayout::bshd, sbhd = xk::QkvLayout::sbhd;
+  auto d = xk::self_attention_desc(xk::Precision::bf16, 1, 2, 64, 128, bshd);
+  try {
+    const xk::FlashAttention probe(d);
+    EXPECT_TRUE(probe.has_backward());
+  } catch (const xfbench::Unsupported& e) {
+    EXPECT_NE(e.message().find("head dim 128 takes the Hopper kernel"), std::string::npos)
+        << e.message();
+    GTEST_SKIP() << e.message();
+  }
+  d.bias = true;
+  EXPECT_THROW(xk::FlashAttention{d}, xfbench::Unsupported);
+  check_flash<TypeParam>({2, 4, 192, 128, bshd, false, false, false, 0.f, 0.f, 2},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({1, 4, 256, 128, bshd, false, true, false, 0.1f, 0.f, 1},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 8, 512, 128, bshd, false, true, false, 0.f, 0.f, 2},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({4, 2, 256, 128, sbhd, true, false, false, 0.1f}, xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 3, 128, 128, sbhd, false, true, false, 0.f}, xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 2, 256, 128, sbhd, false, false, false, 0.1f}, xk::FlashKernel::best);
+}
+
 // Causality, exactly: a query sees no later key, so new queries, keys, values and output
 // gradients at positions >= cut leave O and dQ of the rows before it unchanged, and new queries
 // and output gradients before the cut leave O, dK and dV from the cut on unchanged (hidden scores
-// add exact zeros). cut = 100 falls inside a 64-row tile and a 128-row forward block.
-TYPED_TEST(Attention, FlashCausalIgnoresLaterPositions) {
-  using T = TypeParam;
-  if (!flash_backward_here()) GTEST_SKIP() << "the flash backward needs an sm_90a build on Hopper";
+// add exact zeros). cut = 100 falls inside a 64-row tile and a 128-row forward block. At head
+// dims 64 and 128.
+template <class T>
+void check_causality(int head_dim) {
+  SCOPED_TRACE("head dim " + std::to_string(head_dim));
   const int cut = 100;
-  const Case c{2, 3, 256, 64, xk::QkvLayout::bshd, false, true, false, 0.1f};
+  const Case c{2, 3, 256, head_dim, xk::QkvLayout::bshd, false, true, false, 0.1f};
   Problem<T> pr(c);
   const auto& d = pr.desc;
   const std::int64_t H = std::int64_t(d.NH) * d.HD;
@@ -255,6 +286,11 @@ TYPED_TEST(Attention, FlashCausalIgnoresLaterPositions) {
   EXPECT_GT(differing(later.dk, earlier.dk, 0, cut), before / 2);
 }
 
+TYPED_TEST(Attention, FlashCausalIgnoresLaterPositions) {
+  if (!flash_backward_here()) GTEST_SKIP() << "the flash backward needs an sm_90a build on Hopper";
+  for (int head_dim : {64, 128}) check_causality<TypeParam>(head_dim);
+}
+
 // Every block gets a distinct (rank, head): heads one after the other, ranks in order, then the
 // tail heads together with every head's rank r before any head's r + 1 (a tail of 25 of 75 heads,
 // none, all of them, a single head).
@@ -314,7 +350,14 @@ TEST(Attention, FlashRejectsWhatItCannotRun) {
     edit(e);
     return e;
   };
-  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 128; })), xfbench::Unsupported);
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 96; })), xfbench::Unsupported);
+  // head dim 128: the Hopper kernels alone, without a bias
+  EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 128, e.bias = true; })),
+               xfbench::Unsupported);
+  if (!xk::FlashAttention(d).uses_wgmma())
+    EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.HD = 128; })), xfbench::Unsupported);
+  else
+    EXPECT_TRUE(xk::FlashAttention(with([](auto& e) { e.HD = 128; })).has_backward());
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.Sq = e.Sk = 100; })), xfbench::Unsupported);
   EXPECT_THROW(xk::FlashAttention(with([](auto& e) { e.dropout = 1.f; })),
                xfbench::InvalidArgument);
