@@ -20,7 +20,7 @@
 //
 // Head dim 128 (no bias): every Q, dO, K, V tile and every dQ, dK, dV accumulator is two
 // 64-column panels (detail/flash.cuh): S and dO·Vᵀ sum eight k16 steps over both panels, and the
-// products into [.][128] outputs are two n64 products per step, one per panel. dK and dV then
+// products into [.][128] outputs one n128 product per step over both panels. dK and dV then
 // hold 128 floats a thread, so two blocks share an SM (three at head dim 64).
 //
 // With a score bias (T5) both block kinds read it (P is recomputed from s·scale + bias: dQ
@@ -194,12 +194,6 @@ __device__ __forceinline__ void write_tile(char* dst, std::int64_t ld, const std
       *reinterpret_cast<int4*>(dst + (row * ld + c * kHD + chunk * 8) * 2) =
           *reinterpret_cast<const int4*>(tile + c * kTileElems + swizzled(row, chunk));
     }
-}
-
-// Panel c (n8 tiles 8c ... 8c + 7) of a [64][8·NT] accumulator, as one n64 wgmma's output.
-template <int NT>
-__device__ __forceinline__ float (&panel(float (&x)[NT][4], int c))[8][4] {
-  return *reinterpret_cast<float(*)[8][4]>(&x[8 * c][0]);
 }
 
 // Key row of shared row c of a key_order tile.
@@ -395,26 +389,18 @@ __device__ __forceinline__ void dkdv_block(const FlashBwdParams& p, int b, int h
     fence_proxy_async();
     __syncthreads();
 
-    // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major; one
-    // n64 product per panel of the head dim.
+    // Products over this tile's queries: P and dS transposed (M-major), dO and Q N-major (at
+    // head dim 128 one n128 product over both panels, 8192 bytes apart).
     const std::uint64_t dp_desc = wgmma_desc(sP, 8192, 1024), ds_desc = wgmma_desc(sdS, 8192, 1024);
+    const std::uint64_t o_desc = wgmma_desc(sdO(buf), 8192, 1024);
+    const std::uint64_t q_desc = wgmma_desc(sQ(buf), 8192, 1024);
     wgmma_fence();
 #pragma unroll
-    for (int c = 0; c < kPanels; ++c) {
-      const std::uint64_t o_desc = wgmma_desc(sdO(buf) + c * kTileElems, 8192, 1024);
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_ss<T, true, true>(dv, dp_desc + kMnMajorStep * kk, o_desc + kMnMajorStep * kk, 1);
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_ss<T, true, true>(panel(dv, c), dp_desc + kMnMajorStep * kk,
-                                o_desc + kMnMajorStep * kk, 1);
-    }
-#pragma unroll
-    for (int c = 0; c < kPanels; ++c) {
-      const std::uint64_t q_desc = wgmma_desc(sQ(buf) + c * kTileElems, 8192, 1024);
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_ss<T, true, true>(panel(dk, c), ds_desc + kMnMajorStep * kk,
-                                q_desc + kMnMajorStep * kk, 1);
-    }
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_ss<T, true, true>(dk, ds_desc + kMnMajorStep * kk, q_desc + kMnMajorStep * kk, 1);
     wgmma_commit();
     if constexpr (Bias == BiasMode::grad) diagonals.add_tile<T>(sdS, partial(h) + i * kDiagRow);
     wgmma_wait();
@@ -477,15 +463,10 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
     std::uint32_t da[4][1][4];
     pack_p<T>(da, reinterpret_cast<const float(&)[1][8][4]>(dp));
 
+    const std::uint64_t k_desc = wgmma_desc(sK(buf), 8192, 1024);  // N-major: keys are k
     wgmma_fence();
 #pragma unroll
-    for (int c = 0; c < kPanels; ++c) {
-      // N-major: keys are k
-      const std::uint64_t k_desc = wgmma_desc(sK(buf) + c * kTileElems, 8192, 1024);
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmma_rs<T>(panel(dq, c), da[kk][0], k_desc + kMnMajorStep * kk);
-    }
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(dq, da[kk][0], k_desc + kMnMajorStep * kk);
     wgmma_commit_and_wait();
   }
   __syncthreads();

@@ -10,7 +10,7 @@
 // overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
 // With a score bias its [128][64] tiles are double-buffered beside K and V. Head dim 128 (no
 // bias): every tile is two 64-column panels; S sums eight k16 steps over both panels of Q and K,
-// and P·V is two n64 products, one per panel of V, into O's two halves; one block per SM (its
+// and P·V one n128 product over both panels of V into O; one block per SM (its
 // registers: O is 64 floats a thread).
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
@@ -62,12 +62,11 @@ __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
     if constexpr (Masked)
       if (blk.above_diagonal(p, t, wg * 64 + 63)) continue;  // the other warpgroup's tile
 
-    std::uint64_t k_desc[kPanels], v_desc[kPanels];
+    std::uint64_t k_desc[kPanels];
 #pragma unroll
-    for (int c = 0; c < kPanels; ++c) {
-      k_desc[c] = wgmma_desc(sK(buf) + c * kBlockN * kHD, 16, 1024);
-      v_desc[c] = wgmma_desc(sV(buf) + c * kBlockN * kHD, 8192, 1024);
-    }
+    for (int c = 0; c < kPanels; ++c) k_desc[c] = wgmma_desc(sK(buf) + c * kBlockN * kHD, 16, 1024);
+    // V N-major: at head dim 128 its two panels (8192 bytes apart) are one n128 operand
+    const std::uint64_t v_desc = wgmma_desc(sV(buf), 8192, 1024);
 
     float s[1][8][4];
     wgmma_fence();
@@ -91,11 +90,7 @@ __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
 
     wgmma_fence();
 #pragma unroll
-    for (int c = 0; c < kPanels; ++c) {
-      float(&oc)[8][4] = *reinterpret_cast<float(*)[8][4]>(&o[0][8 * c][0]);  // O's panel c
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(oc, pa[kk][0], v_desc[c] + kMnMajorStep * kk);
-    }
+    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
     wgmma_commit_and_wait();
   }
   __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage
