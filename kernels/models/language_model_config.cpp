@@ -166,10 +166,6 @@ void check_train_config(const TrainConfig& c) {
     bad("rank " + std::to_string(c.rank) + " of " + std::to_string(c.ranks));
   if (c.shard_weights && (c.ranks < 2 || !c.shard_optimizer || c.tp_size > 1))
     bad("sharded weights (ZeRO-3) take 2 or more data-parallel ranks with a sharded optimizer");
-  if (c.shard_weights && c.accum > 1)
-    XF_THROW(Unsupported, c.describe() +
-                              ": sharded weights (ZeRO-3) with gradient accumulation are not "
-                              "implemented (one micro-batch a step)");
   if (c.precision == Precision::fp8 && (c.ranks > 1 || c.tp_size > 1))
     XF_THROW(Unsupported, c.describe() + ": fp8 trains on one GPU so far");
   if (c.tp_size > 1 && c.ranks > 1)

@@ -85,8 +85,9 @@ struct TrainConfig {
   // and gradients (language_model.hpp's ShardedRegion); a layer's weights are all-gathered into
   // one of two windows before its forward and its backward, and its gradients, written to one of
   // two windows, reduce-scattered into the chunk after its backward, by the trainer's collectives
-  // (LanguageModel::set_layer_collectives). `rank` is this model's data-parallel rank. Embeddings
-  // and the head stay whole (ZeRO-2). One micro-batch a step, no tensor parallelism.
+  // (LanguageModel::set_layer_collectives) after each micro-batch's backward, added up over the
+  // micro-batches. `rank` is this model's data-parallel rank. Embeddings and the head stay whole
+  // (ZeRO-2). No tensor parallelism.
   bool shard_weights = false;
   int rank = 0;
   // Tensor parallel (Megatron-LM, parallel_trainer.hpp's tp): this model is rank tp_rank of

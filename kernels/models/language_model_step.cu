@@ -219,7 +219,9 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
   if (sharded) {
     if (!m.windows->collectives.gather)
       XF_THROW(InvalidArgument, "language model: sharded weights need their trainer's collectives");
-    m.windows->holds[0] = m.windows->holds[1] = -1;  // the optimizer changed every chunk
+    // A step's first micro-batch: the optimizer changed every chunk (later ones find the first
+    // two layers still gathered from the last backward)
+    if (k == 0) m.windows->holds[0] = m.windows->holds[1] = -1;
     for (int l = 0; l < std::min(2, z.L); ++l) m.gather_layer(l);
   }
   embeddings_forward<T>(m, s, k, step);
@@ -250,8 +252,8 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
                          at<T>(m, "dgrad" + std::to_string(1 - last)));
   if (ready) (*ready)(z.L + 1);
   if (sharded) m.join_collectives(s);  // the layers' gradients are in their chunks
-  if (m.c.accum > 1) {
-    const std::size_t n = m.layout.param_elements;
+  if (m.c.accum > 1) {                 // ZeRO-3: the layers' chunks as stored, each scattered above
+    const std::size_t n = m.layout.sharded.stored_elements(m.layout.param_elements);
     if (k == 0)
       XF_CUDA_CHECK(
           cudaMemcpyAsync(m.accum_grads.p, m.grads.p, n * sizeof(T), cudaMemcpyDeviceToDevice, s));

@@ -206,7 +206,8 @@ TEST(ParallelGpu, TwoRanksEqualOneGpuWithTwiceTheBatch) {
 // ZeRO-3 on two GPUs (skipped with fewer): the case's validation (master weights after 3 steps
 // against one GPU with twice the batch; the embeddings and head the same bytes on both ranks) for
 // the causal LM with checkpointing (each layer gathered again for its recomputed forward) and
-// the tiny Llama with its own head, 4 layers (windows reused); a step's collectives measured.
+// the tiny Llama with its own head, 4 layers (windows reused), and two accumulated fp16
+// micro-batches (each scattered, then added); a step's collectives measured.
 TEST(ParallelGpu, TwoRanksShardedWeightsEqualOneGpu) {
   SKIP_WITHOUT_GPU();
   if (device_count() < 2) GTEST_SKIP() << "needs two GPUs, " << device_count() << " visible";
@@ -214,7 +215,9 @@ TEST(ParallelGpu, TwoRanksShardedWeightsEqualOneGpu) {
   gpt.checkpointing = true, gpt.max_grad_norm = 0.5f;
   TrainConfig llama = xftest::tiny_llama(Precision::bf16, /*tied=*/false);
   llama.model.layers = 4;
-  for (TrainConfig c : {gpt, llama}) {
+  TrainConfig accumulated = xftest::tiny(LmKind::masked, Precision::fp16);  // and loss scaling
+  accumulated.accum = 2;
+  for (TrainConfig c : {gpt, llama, accumulated}) {
     c = train::parallel_config(c, Parallelism::zero3, 2);
     const std::string label = train::validate_parallel(c, Parallelism::zero3, {0, 1}, 1 << 12);
     std::printf("zero3 %s: %s\n", c.describe().c_str(), label.c_str());
