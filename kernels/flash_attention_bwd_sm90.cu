@@ -90,29 +90,29 @@ __global__ void delta_kernel(FlashBwdParams p, int B) {
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// S = Q·Kᵀ and dP = dO·Vᵀ of one query tile and one key tile (all K-major in shared memory,
-// Panels 64-column panels each: the sums run over four k16 steps of every panel).
+// acc = A·Bᵀ of two 64-row tiles over the head dim (both K-major in shared memory, Panels
+// 64-column panels each: four k16 steps of every panel), issued, not waited for.
+template <class T, int Panels>
+__device__ __forceinline__ void issue_row_products(float (&acc)[8][4], const std::uint16_t* a,
+                                                   const std::uint16_t* b) {
+#pragma unroll
+  for (int c = 0; c < Panels; ++c) {
+    const std::uint64_t da = wgmma_desc(a + c * kTileElems, 16, 1024),
+                        db = wgmma_desc(b + c * kTileElems, 16, 1024);
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      wgmma_ss<T, false, false>(acc, da + kKMajorStep * ks, db + kKMajorStep * ks, c * 4 + ks);
+  }
+}
+
+// S = Q·Kᵀ and dP = dO·Vᵀ of one query tile and one key tile.
 template <class T, int Panels>
 __device__ __forceinline__ void scores_and_dp(float (&s)[8][4], float (&dp)[8][4],
                                               const std::uint16_t* sQ, const std::uint16_t* sdO,
                                               const std::uint16_t* sK, const std::uint16_t* sV) {
   wgmma_fence();
-#pragma unroll
-  for (int c = 0; c < Panels; ++c) {
-    const std::uint64_t q = wgmma_desc(sQ + c * kTileElems, 16, 1024),
-                        k = wgmma_desc(sK + c * kTileElems, 16, 1024);
-#pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      wgmma_ss<T, false, false>(s, q + kKMajorStep * ks, k + kKMajorStep * ks, c * 4 + ks);
-  }
-#pragma unroll
-  for (int c = 0; c < Panels; ++c) {
-    const std::uint64_t o = wgmma_desc(sdO + c * kTileElems, 16, 1024),
-                        v = wgmma_desc(sV + c * kTileElems, 16, 1024);
-#pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      wgmma_ss<T, false, false>(dp, o + kKMajorStep * ks, v + kKMajorStep * ks, c * 4 + ks);
-  }
+  issue_row_products<T, Panels>(s, sQ, sK);
+  issue_row_products<T, Panels>(dp, sdO, sV);
   wgmma_commit_and_wait();
 }
 

@@ -1,6 +1,6 @@
 # One CUDA graph per training step (--xfbench_train_graph=true), session 21, 2026-11-28, one
-# NVIDIA H200 (nvidia-h200), one call (run.sh, the TrainStep part; the rest of that call was the
-# flash attention tests):
+# NVIDIA H200 (nvidia-h200), one call (../llama_block_flash128/run_b.sh: its TrainStep part; the rest
+# of that call was the flash attention tests):
 #   xfbench --benchmark_repetitions=3 --xfbench_train_models=gpt2 --xfbench_train_batches=4,8
 #     --xfbench_train_seqs=1024 --xfbench_train_dropout_pct=0 --xfbench_train_graph=false|true
 # bf16, fused AdamW, steady protocol, medians of 3 (cv <= 0.22%), every case validated:
