@@ -38,6 +38,12 @@ find_path(XF_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
           HINTS ${XF_PYTHON_SITE}/include ${XF_PYTHON_SITE}/cudnn_frontend/include
                 ${XF_PYTHON_SITE}/nvidia/cudnn_frontend/include /usr/include)
 
+# CUTLASS/CuTe (header-only, from the nvidia-cutlass wheel): the fused GEMM epilogues (sm_90a).
+find_path(XF_CUTLASS_INCLUDE_DIR cutlass/cutlass.h
+          HINTS ${XF_PYTHON_SITE}/cutlass_library/source/include)
+xf_require(XF_CUTLASS_INCLUDE_DIR "CUTLASS headers (cutlass/cutlass.h)" "pip install nvidia-cutlass==4.2.0.0")
+get_filename_component(XF_CUTLASS_UTIL_INCLUDE_DIR "${XF_CUTLASS_INCLUDE_DIR}/../tools/util/include" ABSOLUTE)
+
 # Harness: Google Benchmark (shared), Boost.DLL (header-only), GoogleTest.
 find_package(benchmark 1.7.1 EXACT CONFIG QUIET)
 xf_require(benchmark_FOUND "Google Benchmark 1.7.1 (shared library)" "apt-get install -y libbenchmark-dev")

@@ -93,8 +93,10 @@ fi
 echo "install_deps: installing ${missing[*]} (pip)"
 errors="$(mktemp)"
 trap 'rm -f "$errors"' EXIT
+# --no-deps: every pin's dependencies are pinned beside it (the header wheels need none: the build
+# reads nvidia-cutlass's C++ headers, never its Python tools).
 pip_install() {
-  "${pip_as[@]}" "$python3" -m pip install -q --disable-pip-version-check "$@" "${missing[@]}" \
+  "${pip_as[@]}" "$python3" -m pip install -q --disable-pip-version-check --no-deps "$@" "${missing[@]}" \
     2>"$errors"
 }
 # Debian's python3 refuses pip (PEP 668); the pins go to /usr/local, beside Debian's own packages.

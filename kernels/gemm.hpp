@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,14 @@ struct GemmTuneResult {
 // than no search half the time, and a suite would not pick what the same case picks alone.
 int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
                      double margin);
+
+// Which of several ways of doing the same work on `stream` to keep: each enqueues it once. Times
+// them as the search's final times its finalists (seven alternating rounds of ~10 ms, after one
+// untimed run of each) and keeps the first, the incumbent, unless another is clearly faster
+// (choose_by_rounds: six wins of seven and 1% by median). Synchronises; outside timed regions.
+// seconds (nullable): each one's median seconds per run.
+int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>& ways,
+                  std::vector<double>* seconds = nullptr);
 
 struct GemmTuneOptions {
   // > 0: a challenger that beats the incumbent in the (back-to-back) final must beat it again in a

@@ -5,6 +5,9 @@
 
 #include "kernels/models/detail/transformer_block_impl.hpp"
 
+#include <map>
+#include <mutex>
+
 namespace xfbench::kernels {
 
 void TransformerBlock::Impl::make_attention(Core& core, const AttentionDesc& desc,
@@ -72,7 +75,37 @@ AttentionDesc cross_attention(const BlockConfig& c) {
   return d;
 }
 
+// The FFN's GELU products' choice, one per shape and device in the process (layers of a model
+// share the first one's, as they share its GEMM plans).
+std::shared_ptr<TransformerBlock::Impl::FfnChoice> shared_ffn_choice(const FusedGemmDesc& d) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<TransformerBlock::Impl::FfnChoice>> choices;
+  int dev = 0;
+  XF_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = choices[std::to_string(dev) + " " + d.describe()];
+  if (!slot) slot = std::make_shared<TransformerBlock::Impl::FfnChoice>();
+  return slot;
+}
+
 }  // namespace
+
+bool ffn_products_fusable(const BlockConfig& c, BlockPart part, std::string* why) {
+  auto no = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (part != BlockPart::layer && part != BlockPart::ffn && part != BlockPart::dense_gelu)
+    return no("this part has no GELU after its up projection");
+  if (c.precision != Precision::bf16 && c.precision != Precision::fp16)
+    return no("fused GELU products take bf16 and fp16");
+  if (c.gated_ffn || c.ffn_dropout ||
+      (c.activation != Activation::gelu_erf && c.activation != Activation::gelu_tanh))
+    return no("the FFN is not a plain GELU FFN");
+  const BlockConfig s = c.shard();
+  if (s.hidden % 8 || s.intermediate % 8) return no("hidden and intermediate multiples of 8");
+  return fused_gemm_available(why);
+}
 
 TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
                                    const TensorPlacement& place)
@@ -192,6 +225,27 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       m.alloc("act", T * I, act_fp8 ? fp8_input("act", "wout") : m.elem,
               part == BlockPart::dense_gelu ? TensorRole::output : saved);
     m.up = m.plan(T, U, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
+    if (c.ffn_products == FfnProducts::unfused && ffn_products_fusable(m.whole, part)) {
+      m.ffn_choice = std::make_shared<Impl::FfnChoice>();
+      m.ffn_choice->decided = true;
+      m.ffn_choice->note = "ffn gelu unfused (as configured)";
+    } else if (ffn_products_fusable(m.whole, part)) {
+      FusedGemmDesc d;
+      d.precision = c.precision, d.gelu = m.gelu(), d.m = T, d.n = I, d.k = H;
+      d.op = train ? FusedGemmOp::bias_gelu_aux : FusedGemmOp::bias_gelu;
+      m.up_gelu = std::make_unique<FusedGemm>(d);
+      if (train) {
+        d.op = FusedGemmOp::dgelu;
+        m.down_dgelu = std::make_unique<FusedGemm>(d);
+      }
+      if (c.ffn_products == FfnProducts::fused) {
+        m.ffn_choice = std::make_shared<Impl::FfnChoice>();
+        m.ffn_choice->decided = m.ffn_choice->fused = true;
+        m.ffn_choice->note = "ffn gelu fused (as configured)";
+      } else {
+        m.ffn_choice = shared_ffn_choice(m.up_gelu->desc());
+      }
+    }
     if (part == BlockPart::layer || part == BlockPart::ffn) {
       param("wout", H * I), linear_bias("bout", H);
       if (!pre_part) norm("2");
@@ -281,6 +335,13 @@ TransformerBlock::~TransformerBlock() = default;
 
 const BlockConfig& TransformerBlock::config() const { return impl_->whole; }
 BlockPart TransformerBlock::part() const { return impl_->part; }
+std::string TransformerBlock::ffn_products() const {
+  const auto& choice = impl_->ffn_choice;
+  if (!choice) return "";
+  if (!choice->decided) return "ffn gelu unfused (not searched)";
+  return choice->note;
+}
+
 std::size_t TransformerBlock::device_bytes() const { return impl_->bytes; }
 std::size_t TransformerBlock::owned_bytes() const { return impl_->owned_bytes; }
 

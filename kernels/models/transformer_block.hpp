@@ -62,6 +62,7 @@ enum class BlockPart { layer, dense, dense_gelu, ffn, attention, norm_qkv };
 enum class NormPlacement { post, pre };  // BERT: post; GPT-2, T5: pre
 enum class NormKind { layernorm, rmsnorm };
 enum class Activation { gelu_erf, gelu_tanh, relu, silu };  // silu: a gated FFN's gate
+enum class FfnProducts { search, unfused, fused };
 const char* to_string(AttentionBackend b);
 const char* to_string(BlockPart p);
 const char* to_string(NormPlacement p);
@@ -129,6 +130,12 @@ struct BlockConfig {
   // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
   // of what a backward would read is saved.
   bool backward = true;
+  // The FFN's up projection with its GELU, and their backward (ffn_products_fusable: bf16/fp16
+  // GELU FFNs without a gate, on Hopper): unfused (the cuBLASLt product, then our GELU kernel),
+  // fused (gemm_fused.hpp: the GELU in a CUTLASS product's epilogue, forward and backward), or
+  // search: unfused until tune() times both on the block's tensors and keeps the faster, for
+  // every block of that shape on the device. The same function either way (within rounding).
+  FfnProducts ffn_products = FfnProducts::search;
 
   int tokens() const { return batch * seq; }
   int head_dim() const { return head_size ? head_size : hidden / heads; }
@@ -205,6 +212,9 @@ BlockConfig llama_block(int hidden, int heads, int kv_heads, int head_dim, int i
 // divisible by tp_size, a tensor-parallel part) and Unsupported when the backend cannot run it
 // here.
 void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer);
+// Whether this part's FFN can run its GELU products fused here (BlockConfig::ffn_products), and
+// if not, why.
+bool ffn_products_fusable(const BlockConfig& c, BlockPart part, std::string* why = nullptr);
 
 // The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
 // the full s² attention even when causal; dense and dense_gelu 2·T·h·I; ffn 4·T·h·I (6·T·h·I
@@ -278,6 +288,9 @@ class TransformerBlock {
   std::size_t elements(const std::string& name) const;
   TensorRole role(const std::string& name) const;  // throws InvalidArgument for an unknown name
   std::vector<std::string> tensor_names() const;
+  // How the FFN's GELU products run, for labels: "" where they cannot be fused, else what tune()
+  // chose ("ffn gelu fused: fused 3.1% faster than unfused") or the configuration fixed.
+  std::string ffn_products() const;
   // Device bytes of this block's tensors, placed or not, and of those it allocated itself.
   std::size_t device_bytes() const;
   std::size_t owned_bytes() const;

@@ -3,6 +3,11 @@
 #include "kernels/models/detail/transformer_block_impl.hpp"
 #include "kernels/models/transformer_block.hpp"
 
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
 namespace xfbench::kernels {
 
 namespace {
@@ -182,6 +187,65 @@ void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uin
   m.tp_sum(m.t("proj_cross"), s);
 }
 
+// The FFN's GELU products, fused: act = gelu(in·Wiᵀ + bi) (pre keeps the sum, bias included, when
+// training); dact = (do2·Wout) ⊙ gelu'(pre).
+void fused_up_gelu(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
+  FusedGemmOperands o;
+  o.a = in, o.b = m.t("wi"), o.out = m.t("act"), o.pre = m.t("pre"), o.bias = m.t("bi");
+  m.up_gelu->run(s, o);
+}
+void fused_down_dgelu(TransformerBlock::Impl& m, cudaStream_t s) {
+  FusedGemmOperands o;
+  o.a = m.t("do2"), o.b = m.t("wout"), o.out = m.t("dact"), o.pre = m.t("pre");
+  m.down_dgelu->run(s, o);
+}
+// Unfused: the product (pre without the bias), then the GELU adding it; dact = do2·Wout, then the
+// GELU's backward in place.
+template <class T>
+void unfused_up_gelu(TransformerBlock::Impl& m, cudaStream_t s, const void* in, void* pre,
+                     const Fp8Output* act8 = nullptr) {
+  linear_forward(m, s, m.up, "wi", in, pre);
+  bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), m.c.tokens(),
+                       m.c.intermediate, m.gelu(), s, act8);
+}
+template <class T>
+void unfused_down_dgelu(TransformerBlock::Impl& m, cudaStream_t s) {
+  linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
+  bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
+                        m.at<T>("pre"), m.at<T>("bi"), m.c.tokens(), m.c.intermediate, m.gelu(), s);
+}
+
+// tune(): the FFN's GELU products fused or not, timed on this block's tensors (a training block:
+// forward and backward together, as the step runs them; the forward has run, do2 is any values),
+// for every block of the shape. Leaves pre and act as the chosen forward writes them.
+template <class T>
+void choose_ffn_products(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
+  void* pre = m.t("pre") ? m.t("pre") : m.t("act");
+  const bool train = m.down_dgelu != nullptr;
+  std::vector<std::function<void()>> ways = {[&] {
+                                               unfused_up_gelu<T>(m, s, in, pre);
+                                               if (train) unfused_down_dgelu<T>(m, s);
+                                             },
+                                             [&] {
+                                               fused_up_gelu(m, s, in);
+                                               if (train) fused_down_dgelu(m, s);
+                                             }};
+  std::vector<double> sec;
+  TransformerBlock::Impl::FfnChoice& choice = *m.ffn_choice;
+  choice.fused = choose_faster(s, ways, &sec) == 1;
+  choice.decided = true;
+  char note[96];
+  const double gain = sec[0] / sec[1] - 1;
+  std::snprintf(note, sizeof note, "ffn gelu %s: fused %.1f%% %s than unfused",
+                choice.fused ? "fused" : "unfused", 100 * std::abs(gain),
+                gain >= 0 ? "faster" : "slower");
+  choice.note = note;
+  if (choice.fused)
+    fused_up_gelu(m, s, in);
+  else
+    unfused_up_gelu<T>(m, s, in, pre);
+}
+
 // The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
 // dense and dense_gelu parts stop at "pre" and "act"). T5: act = dropout(relu(pre)) in place, or
 // dropout(gelu(pre_gate)·pre_linear).
@@ -193,16 +257,22 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   if (m.part == BlockPart::dense)  // the part's output is "pre"
     return linear_forward(m, s, m.up, "wi", in, m.t("pre"), m.t("bi"));
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
-  linear_forward(m, s, m.up, "wi", in, pre);
-  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   const Fp8Output act8 = m.fp8_output("act");  // q null: "act" in T
-  if (c.gated_ffn)
-    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s, &act8);
-  else if (c.activation == Activation::relu)
-    relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
-  else
-    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s,
-                         &act8);
+  if (m.tuning && m.up_gelu && !m.down_dgelu && !m.ffn_choice->decided)
+    choose_ffn_products<T>(m, s, in);  // forward only (a training block chooses in its backward)
+  if (m.ffn_fused()) {
+    fused_up_gelu(m, s, in);
+  } else if (c.gated_ffn || c.activation == Activation::relu) {
+    linear_forward(m, s, m.up, "wi", in, pre);
+    const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
+    if (c.gated_ffn)
+      gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s,
+                               &act8);
+    else
+      relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
+  } else {
+    unfused_up_gelu<T>(m, s, in, pre, &act8);
+  }
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
   linear_forward(m, s, m.down, "wout", m.t("act"), out);
@@ -299,25 +369,29 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                   void* din, float beta, const void* c_in = nullptr) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
+  if (m.tuning && m.down_dgelu && !m.ffn_choice->decided) choose_ffn_products<T>(m, s, in);
   linear_grad(m, s, "wout", m.t("do2"));
   m.fork(s);
   linear_weight_grad(m, m.side, m.d_down_w, "wout", ops(m.t("do2"), m.t("act"), m.t("dwout")));
-  linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   // fp8, gated, no bias: the backward writes wi's dy in FP8 itself (before the side stream's
   // last reader of dyᵀ is done: it writes dy, which only the main stream read).
   const Fp8Output dy8 = m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input() : Fp8Output{};
-  if (c.gated_ffn)
-    gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
-                              inner, s, &dy8);
-  else if (c.activation == Activation::relu)
-    relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
-                             inner, s);
-  else
-    bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
-                          m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
+  if (m.ffn_fused()) {
+    fused_down_dgelu(m, s);
+  } else if (c.gated_ffn || c.activation == Activation::relu) {
+    linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
+    if (c.gated_ffn)
+      gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
+                                inner, s, &dy8);
+    else
+      relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
+                               inner, s);
+  } else {
+    unfused_down_dgelu<T>(m, s);
+  }
   if (dy8.q) {  // dyᵀ from those bytes, after the side stream's last reader of the one before
     m.join(s);
     m.fp8_of("wi")->grad_written(s);

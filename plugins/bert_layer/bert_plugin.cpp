@@ -26,8 +26,8 @@ void register_cases() {
       int(flag_int("bert_intermediate", 4096, "BertLayer FFN size (bert-large: 4096)",
                    {1, 1 << 20, ""})));
   model.set_dropout(block::dropout_flag("bert", "BertLayer"));
-  const block::LayerSweep sweep =
-      block::layer_sweep_flags("bert", "BertLayer", {128, 512}, {2, 4, 8, 16, 32, 64, 128}, true);
+  const block::LayerSweep sweep = block::layer_sweep_flags("bert", "BertLayer", {128, 512},
+                                                           {2, 4, 8, 16, 32, 64, 128}, true, true);
   const bool default_model =
       model.hidden == 1024 && model.heads == 16 && model.intermediate == 4096;
   const std::string model_tag =

@@ -65,7 +65,7 @@ void register_cases() {
   model.set_dropout(block::dropout_flag("gpt2", "GPT2Block attn_pdrop and resid_pdrop:"));
   model_tag += block::dropout_tag(model.attention_dropout);
   const block::LayerSweep sweep =
-      block::layer_sweep_flags("gpt2", "GPT2Block", {512, 1024}, {2, 4, 8, 16, 32, 64}, true);
+      block::layer_sweep_flags("gpt2", "GPT2Block", {512, 1024}, {2, 4, 8, 16, 32, 64}, true, true);
   kernels::check_block_config([&] {  // model dimensions alone, before any case exists
     BlockConfig c = model;
     c.backend = kernels::AttentionBackend::unfused;

@@ -133,6 +133,46 @@ TEST(BertGpuWide, QkvBiasGradientThroughTheEpilogue) {
   std::printf("  worst: %s\n", worst.c_str());
 }
 
+// The FFN's GELU products: which configurations can fuse them (the rest say why, anywhere), and
+// on a GPU that can, tune() times both ways and every block of the shape keeps its choice.
+TEST(BertFfnProducts, FusableOnlyForPlainGeluFfnsInHalfPrecision) {
+  BlockConfig c;
+  std::string why;
+  c.precision = kernels::Precision::fp32;
+  EXPECT_FALSE(kernels::ffn_products_fusable(c, BlockPart::layer, &why));
+  EXPECT_EQ(why, "fused GELU products take bf16 and fp16");
+  c.precision = kernels::Precision::bf16;
+  EXPECT_FALSE(kernels::ffn_products_fusable(c, BlockPart::attention, &why));
+  EXPECT_EQ(why, "this part has no GELU after its up projection");
+  BlockConfig t5 = kernels::t5_block(1024, 16, 64, 4096, false, false);  // ReLU
+  EXPECT_FALSE(kernels::ffn_products_fusable(t5, BlockPart::layer, &why));
+  EXPECT_EQ(why, "the FFN is not a plain GELU FFN");
+  const bool here = kernels::ffn_products_fusable(c, BlockPart::layer, &why);
+  if (!gpu_unavailable_reason().empty()) EXPECT_FALSE(here);
+}
+
+TEST(BertGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  select_device(0);
+  BlockConfig c;
+  c.hidden = 512, c.heads = 8, c.intermediate = 2048, c.batch = 4, c.seq = 128;
+  std::string why;
+  if (!kernels::ffn_products_fusable(c, BlockPart::layer, &why)) GTEST_SKIP() << why;
+  Stream s;
+  kernels::TransformerBlock a(c), b(c);
+  EXPECT_EQ(a.ffn_products(), "ffn gelu unfused (not searched)");
+  block::init_block(a, 5, s);
+  a.tune(s);
+  const std::string chosen = a.ffn_products();
+  EXPECT_TRUE(chosen.rfind("ffn gelu fused: fused ", 0) == 0 ||
+              chosen.rfind("ffn gelu unfused: fused ", 0) == 0)
+      << chosen;
+  EXPECT_EQ(b.ffn_products(), chosen);  // b never tuned: the shape's choice
+  c.ffn_products = kernels::FfnProducts::unfused;
+  EXPECT_EQ(kernels::TransformerBlock(c).ffn_products(), "ffn gelu unfused (as configured)");
+  std::printf("  %s\n", chosen.c_str());
+}
+
 // A wrong layer must fail validation: corrupt one weight after init and compare again.
 TEST(BertGpuNegative, CorruptedWeightFailsValidation) {
   if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();

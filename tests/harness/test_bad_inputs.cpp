@@ -196,6 +196,8 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
       {"--xfbench_bert_dropout_pct=150", 2,
        "--xfbench_bert_dropout_pct='150': expected an integer percent from 0 to 99"},
       {"--xfbench_bert_hidden=0", 2, "--xfbench_bert_hidden='0'"},
+      {"--xfbench_bert_ffn_products=maybe", 2,
+       "--xfbench_bert_ffn_products='maybe': expected search, unfused or fused"},
       {"--xfbench_gpt2_dropout_pct=-1", 2, "--xfbench_gpt2_dropout_pct='-1'"},
       {"--xfbench_gpt2_model=gpt5", 2, "gpt5"},
       {"--xfbench_t5_dropout_pct=100", 2, "--xfbench_t5_dropout_pct='100'"},

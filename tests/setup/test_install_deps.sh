@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 debs=(cmake ninja-build g++ libbenchmark-dev libboost-dev libgtest-dev python3-pip)
 mapfile -t pins < <(grep -hE '^[A-Za-z0-9]' "$repo/cmake/requirements.txt" \
   "$repo/reports/requirements.txt")
-pip_install="python3 -m pip install -q --disable-pip-version-check"
+pip_install="python3 -m pip install -q --disable-pip-version-check --no-deps"
 pip_list="python3 -m pip list --format=freeze --disable-pip-version-check"
 failed=0 cases=0
 

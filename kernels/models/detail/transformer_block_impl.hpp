@@ -12,6 +12,7 @@
 #include "kernels/activation.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/fp8_linear.hpp"
+#include "kernels/gemm_fused.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/models/transformer_block.hpp"
 #include "kernels/relative_position.hpp"
@@ -82,6 +83,16 @@ struct TransformerBlock::Impl {
   // GEMM plans (cached process-wide by gemm_plan).
   Gemm *qkv = nullptr, *proj = nullptr, *up = nullptr, *down = nullptr;
   Gemm *d_down_w = nullptr, *d_down_x = nullptr, *d_up_w = nullptr, *d_up_x = nullptr;
+  // The FFN's GELU in its products' epilogues (BlockConfig::ffn_products): the up projection
+  // (keeping pre, bias included, when training) and the down projection's data gradient. The
+  // choice is shared by every block of the shape on the device (set by the first to tune).
+  struct FfnChoice {
+    bool decided = false, fused = false;
+    std::string note;  // for labels
+  };
+  std::unique_ptr<FusedGemm> up_gelu, down_dgelu;
+  std::shared_ptr<FfnChoice> ffn_choice;
+  bool ffn_fused() const { return ffn_choice && ffn_choice->fused; }
   Gemm *d_proj_w = nullptr, *d_proj_x = nullptr, *d_qkv_w = nullptr, *d_qkv_x = nullptr;
   Gemm *q_cross = nullptr, *kv_cross = nullptr;  // the cross-attention's (proj as above)
   Gemm *d_q_cross_w = nullptr, *d_q_cross_x = nullptr, *d_kv_cross_w = nullptr,

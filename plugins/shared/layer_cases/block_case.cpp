@@ -26,6 +26,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
   init_block(block, 42, stream);
   mark_phase("build");
   if (bc.search) block.tune(stream);
+  if (!block.ffn_products().empty()) add_label(state, block.ffn_products());
   mark_phase("tune");
   const Timing t = time_gpu(state, stream, [&](cudaStream_t s) {
     block.forward(s);
@@ -82,9 +83,24 @@ void add_block_case(const std::string& name, const BlockCase& c) {
       name, [spec](benchmark::State& s) { run_case(s, spec); }, Needs::gpu, c.suite);
 }
 
+namespace {
+// One of `allowed` (the first is the default), else InvalidArgument: "--xfbench_<flag>='v':
+// expected a, b or c".
+std::string choice_flag(const std::string& flag, const std::vector<std::string>& allowed,
+                        const std::string& help) {
+  const std::string v = flag_string(flag, allowed.front(), help);
+  for (const std::string& a : allowed)
+    if (v == a) return v;
+  std::string expected;
+  for (std::size_t i = 0; i < allowed.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+  XF_THROW(InvalidArgument, "--xfbench_" + flag + "='" + v + "': expected " + expected);
+}
+}  // namespace
+
 LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
                              const std::vector<int>& seqs, const std::vector<int>& batches,
-                             bool fp8) {
+                             bool fp8, bool gelu_ffn) {
   LayerSweep s;
   s.seqs = int_list_flag(prefix + "_seqs",
                          family + " sequence lengths (default " + joined(seqs) + ")", seqs);
@@ -97,23 +113,28 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
       family + " dtypes (default fp16,bf16" +
           (fp8 ? std::string("; fp8: FP8 linear layers, the rest bf16") : "") + ")",
       {"fp16", "bf16"}, allowed);
-  if (fp8) {
-    const std::string flag = prefix + "_fp8_recipe";
-    const std::string recipe = flag_string(
-        flag, "delayed",
-        family +
-            " fp8 scaling: delayed (amax history of 1024 steps, TransformerEngine's default) "
-            "or current (this step's amax)");
-    if (recipe != "delayed" && recipe != "current")
-      XF_THROW(InvalidArgument,
-               "--xfbench_" + flag + "='" + recipe + "': expected delayed or current");
-    s.fp8.recipe = kernels::fp8_recipe(recipe);
-  }
+  if (fp8)
+    s.fp8.recipe = kernels::fp8_recipe(choice_flag(
+        prefix + "_fp8_recipe", {"delayed", "current"},
+        family + " fp8 scaling: delayed (amax history of 1024 steps, TransformerEngine's "
+                 "default) or current (this step's amax)"));
   s.backends = choice_list_flag(prefix + "_backends",
                                 family + " attention backends (default unfused,fused,flash)",
                                 {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
   s.search =
       flag_bool(prefix + "_search", true, family + ": search cuBLASLt algorithms per GEMM first");
+  if (gelu_ffn) {
+    const std::string v = choice_flag(
+        prefix + "_ffn_products", {"search", "unfused", "fused"},
+        family +
+            ": the FFN's up projection with its GELU (and their backward) as search (time the "
+            "cuBLASLt product + our GELU kernel against one CUTLASS product with the GELU in its "
+            "epilogue, keep the faster; the label says which), unfused or fused (Hopper, "
+            "fp16/bf16)");
+    s.ffn_products = v == "unfused" ? kernels::FfnProducts::unfused
+                     : v == "fused" ? kernels::FfnProducts::fused
+                                    : kernels::FfnProducts::search;
+  }
   for (const char* dim : {"_seqs", "_batches", "_dtypes"}) {
     s.given = s.given || !flag_list(prefix + dim, "").empty();
   }
@@ -139,6 +160,7 @@ void add_layer_cases(
                 core ? Suite::core : Suite::extended};
     s.config.precision = precision_of(d);
     s.config.fp8 = sweep.fp8;
+    s.config.ffn_products = sweep.ffn_products;
     s.config.backend = backend_of(be);
     s.config.seq = seq, s.config.batch = batch;
     CaseName name(family);
@@ -170,6 +192,7 @@ void add_part_cases(const std::string& family, const kernels::BlockConfig& model
     BlockCase s{model, part, false, sweep.search, sweep.given ? Suite::core : Suite::extended};
     s.config.precision = precision_of(d);
     s.config.fp8 = sweep.fp8;
+    s.config.ffn_products = sweep.ffn_products;
     s.config.backend = backend_of(be);
     s.config.seq = p.integer("seq"), s.config.batch = p.integer("batch");
     CaseName n(family);

@@ -78,8 +78,10 @@ kernels::ref::Tensors reference(const BlockConfig& c, BlockPart part, bool backw
   return cache.back().out;
 }
 
-std::string run_validation(const BlockConfig& full, BlockPart part, bool backward, bool small) {
+std::string run_validation(const BlockConfig& full, BlockPart part, bool backward, bool small,
+                           kernels::FfnProducts products) {
   BlockConfig c = full;
+  c.ffn_products = products;
   if (small) {
     c.batch = 2;                                                      // small, deterministic
     c.seq = c.backend == kernels::AttentionBackend::flash ? 64 : 32;  // flash takes seq % 64 == 0
@@ -187,9 +189,14 @@ std::string validate_block(const BlockConfig& config, BlockPart part, bool backw
     } catch (const ValidationError&) {
     }
   }
+  // Where the FFN's GELU products can be fused, both ways (the timed case runs what its search
+  // chooses).
   std::string result;
   try {
-    result = run_validation(config, part, backward, true);
+    result = run_validation(config, part, backward, true, kernels::FfnProducts::unfused);
+    if (kernels::ffn_products_fusable(config, part))
+      result += "; fused gelu: " +
+                run_validation(config, part, backward, true, kernels::FfnProducts::fused);
   } catch (const ValidationError& e) {
     std::lock_guard<std::mutex> lock(mu);
     done[key] = "!" + e.message();
@@ -201,7 +208,7 @@ std::string validate_block(const BlockConfig& config, BlockPart part, bool backw
 }
 
 std::string validate_block_as_given(const BlockConfig& config, BlockPart part, bool backward) {
-  return run_validation(config, part, backward, false);
+  return run_validation(config, part, backward, false, config.ffn_products);
 }
 
 }  // namespace xfbench::block

@@ -1,0 +1,156 @@
+// The FFN's GELU products, fused (gemm_fused.hpp: CUTLASS, the GELU in the epilogue) against
+// unfused (the cuBLASLt product, searched, then our GELU kernel), at the blocks' shapes, forward
+// (pre = x·Wiᵀ + b, act = gelu(pre)) and backward (dpre = (dy·Wout) ⊙ gelu'(pre)). Each pair is
+// also checked against the other (largest difference in units of the output's largest value).
+// Not a test and not the benchmark protocol (launch_timing.hpp): run by hand on the device to
+// rank the two before the block chooses between them; prints one JSON object per line.
+//   gelu_products_speed [--out=file.jsonl]
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/gelu.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/gemm_fused.hpp"
+#include "kernels/layernorm.hpp"
+#include "launch_timing.hpp"
+#include "xfbench/memory.hpp"
+
+namespace xk = xfbench::kernels;
+
+namespace {
+
+FILE* g_out = nullptr;
+
+void report(const std::string& shape, const std::string& what, double ms, double flop,
+            double diff) {
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "{\"shape\": \"%s\", \"what\": \"%s\", \"ms\": %.5f, \"TFLOPS\": %.1f, "
+                "\"max_rel_diff\": %.2e}",
+                shape.c_str(), what.c_str(), ms, flop / ms / 1e9, diff);
+  std::puts(line);
+  if (g_out) std::fprintf(g_out, "%s\n", line);
+}
+
+// Largest |a - b| over the largest |b|, for two device arrays of n T.
+template <class T>
+double max_rel_diff(const T* a, const T* b, std::size_t n) {
+  std::vector<T> ha(n), hb(n);
+  XF_CUDA_CHECK(cudaDeviceSynchronize());
+  XF_CUDA_CHECK(cudaMemcpy(ha.data(), a, n * sizeof(T), cudaMemcpyDeviceToHost));
+  XF_CUDA_CHECK(cudaMemcpy(hb.data(), b, n * sizeof(T), cudaMemcpyDeviceToHost));
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = float(ha[i]), y = float(hb[i]);
+    diff = std::max(diff, std::abs(x - y));
+    scale = std::max(scale, std::abs(y));
+  }
+  return std::isfinite(diff) ? diff / std::max(scale, 1e-30) : INFINITY;
+}
+
+template <class T>
+void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kind) {
+  const std::string label = std::string(name) + " " + xk::to_string(p);
+  const double flop = 2.0 * T_ * H * I;
+  const xfbench::Dtype dt = p == xk::Precision::bf16 ? xfbench::Dtype::bf16 : xfbench::Dtype::fp16;
+  xfbench::DeviceBuffer<T> x(std::size_t(T_) * H), wi(std::size_t(I) * H), bi(I),
+      wout(std::size_t(H) * I), dy(std::size_t(T_) * H), pre(std::size_t(T_) * I),
+      act(std::size_t(T_) * I), pre2(std::size_t(T_) * I), act2(std::size_t(T_) * I),
+      dpre(std::size_t(T_) * I), dpre2(std::size_t(T_) * I);
+  auto fill = [&](void* q, std::size_t n, std::uint64_t seed, double a) {
+    xfbench::fill_uniform(q, n, dt, seed, -a, a, nullptr);
+  };
+  fill(x.data(), x.size(), 1, 1.0), fill(wi.data(), wi.size(), 2, 0.05),
+      fill(bi.data(), bi.size(), 3, 0.5), fill(wout.data(), wout.size(), 4, 0.05),
+      fill(dy.data(), dy.size(), 5, 1.0);
+
+  // Unfused forward: the block's plan (no bias epilogue; the GELU adds it), then the GELU.
+  xk::GemmDesc up;
+  up.precision = p, up.m = T_, up.n = I, up.k = H, up.trans_b = true;
+  xk::Gemm& g_up = xk::gemm_plan(up);
+  xk::GemmOperands o_up{x.data(), wi.data(), pre.data()};
+  g_up.tune(nullptr, o_up);
+  auto unfused_fwd = [&] {
+    g_up.run(nullptr, o_up);
+    xk::bias_gelu_forward<T>(act.data(), pre.data(), bi.data(), T_, I, kind, nullptr);
+  };
+  xk::FusedGemmDesc fd;
+  fd.precision = p, fd.op = xk::FusedGemmOp::bias_gelu_aux, fd.gelu = kind;
+  fd.m = T_, fd.n = I, fd.k = H;
+  xk::FusedGemm f_up(fd);
+  xk::FusedGemmOperands fo;
+  fo.a = x.data(), fo.b = wi.data(), fo.out = act2.data(), fo.pre = pre2.data(),
+  fo.bias = bi.data();
+  auto fused_fwd = [&] { f_up.run(nullptr, fo); };
+  unfused_fwd(), fused_fwd();
+  const double d_act = max_rel_diff(act2.data(), act.data(), act.size());
+  // Alternate to share clock states; keep each one's best of three.
+  double t_u = 1e30, t_f = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    t_u = std::min(t_u, xftest::time_ms(unfused_fwd, 30));
+    t_f = std::min(t_f, xftest::time_ms(fused_fwd, 30));
+  }
+  report(label, "fwd unfused (" + g_up.algo_info().label() + " + gelu)", t_u, flop, 0);
+  report(label, "fwd fused (" + f_up.label() + ")", t_f, flop, d_act);
+  report(label, "fwd gemm alone", xftest::time_ms([&] { g_up.run(nullptr, o_up); }, 30), flop, 0);
+
+  // Backward: dact = dy·Wout, then the GELU backward in place (pre without bias: + bias) /
+  // the fused product on the fused forward's pre (bias included).
+  xk::GemmDesc dn;
+  dn.precision = p, dn.m = T_, dn.n = I, dn.k = H;
+  xk::Gemm& g_dn = xk::gemm_plan(dn);
+  xk::GemmOperands o_dn{dy.data(), wout.data(), dpre.data()};
+  g_dn.tune(nullptr, o_dn);
+  xfbench::DeviceBuffer<char> scratch(xk::norm_backward_scratch_bytes(I));
+  auto unfused_bwd = [&] {
+    g_dn.run(nullptr, o_dn);
+    xk::bias_gelu_backward<T>(dpre.data(), nullptr, reinterpret_cast<float*>(scratch.data()),
+                              dpre.data(), pre.data(), bi.data(), T_, I, kind, nullptr);
+  };
+  xk::FusedGemmDesc bd = fd;
+  bd.op = xk::FusedGemmOp::dgelu;
+  xk::FusedGemm f_dn(bd);
+  xk::FusedGemmOperands bo;
+  bo.a = dy.data(), bo.b = wout.data(), bo.out = dpre2.data(), bo.pre = pre2.data();
+  auto fused_bwd = [&] { f_dn.run(nullptr, bo); };
+  unfused_bwd(), fused_bwd();
+  const double d_dpre = max_rel_diff(dpre2.data(), dpre.data(), dpre.size());
+  t_u = t_f = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    t_u = std::min(t_u, xftest::time_ms(unfused_bwd, 30));
+    t_f = std::min(t_f, xftest::time_ms(fused_bwd, 30));
+  }
+  report(label, "bwd unfused (" + g_dn.algo_info().label() + " + dgelu)", t_u, flop, 0);
+  report(label, "bwd fused (" + f_dn.label() + ")", t_f, flop, d_dpre);
+  report(label, "bwd gemm alone", xftest::time_ms([&] { g_dn.run(nullptr, o_dn); }, 30), flop, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--out=", 6) == 0) g_out = std::fopen(argv[i] + 6, "w");
+  std::string why;
+  if (!xk::fused_gemm_available(&why)) {
+    std::fprintf(stderr, "gelu_products_speed: %s\n", why.c_str());
+    return 1;
+  }
+  // bert-large s512 b64 and s128 b128, gpt2-medium s1024 b64 and b8, gpt2 s1024 b16, gpt2-xl
+  // s1024 b8.
+  shape<__half>("bert-large T=32768", xk::Precision::fp16, 32768, 1024, 4096, xk::Gelu::erf);
+  shape<__nv_bfloat16>("bert-large T=32768", xk::Precision::bf16, 32768, 1024, 4096, xk::Gelu::erf);
+  shape<__half>("bert-large T=16384", xk::Precision::fp16, 16384, 1024, 4096, xk::Gelu::erf);
+  shape<__half>("gpt2-medium T=65536", xk::Precision::fp16, 65536, 1024, 4096, xk::Gelu::tanh);
+  shape<__nv_bfloat16>("gpt2-medium T=8192", xk::Precision::bf16, 8192, 1024, 4096, xk::Gelu::tanh);
+  shape<__nv_bfloat16>("gpt2 T=16384", xk::Precision::bf16, 16384, 768, 3072, xk::Gelu::tanh);
+  shape<__nv_bfloat16>("gpt2-xl T=8192", xk::Precision::bf16, 8192, 1600, 6400, xk::Gelu::tanh);
+  if (g_out) std::fclose(g_out);
+  return 0;
+}

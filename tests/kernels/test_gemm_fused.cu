@@ -1,0 +1,121 @@
+// The fused GELU products (gemm_fused.hpp) against float64: the forward's activation (and the
+// pre-activation it keeps for training), the backward's gradient through the GELU, both forms, with
+// and without bias, at a shape that is not a multiple of any tile (partial tiles in m, n and k).
+//
+// Tolerances (eps = 2^-11 fp16, 2^-8 bf16): pre and dpre are sums over k that cancel: 2 eps
+// relative + 2 eps · max|ref| absolute (one rounding of an fp32 sum); act 2 eps relative + 2 eps
+// absolute beside the GELU of the stored pre's reference.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_fused.hpp"
+#include "kernels/reference/reference.hpp"
+#include "test_util.hpp"
+#include "xfbench/error.hpp"
+
+namespace xk = xfbench::kernels;
+using namespace xftest;
+
+namespace {
+
+template <class T>
+class FusedGemmGpu : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    std::string why;
+    if (!IsSkipped() && !xk::fused_gemm_available(&why)) GTEST_SKIP() << why;
+  }
+};
+using Types = ::testing::Types<__half, __nv_bfloat16>;
+TYPED_TEST_SUITE(FusedGemmGpu, Types);
+
+template <class T>
+constexpr xk::Precision precision_of() {
+  return std::is_same<T, __half>::value ? xk::Precision::fp16 : xk::Precision::bf16;
+}
+
+constexpr int M = 300, N = 520, K = 200;
+
+// c[m,n] = Σk a[m,k] · b(k, n), b(k, n) = b[n*K + k] (W [n,k]) or b[k*N + n] (W [k,n]).
+std::vector<double> product(const std::vector<double>& a, const std::vector<double>& b, bool b_nk) {
+  std::vector<double> c(std::size_t(M) * N, 0.0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0;
+      for (int k = 0; k < K; ++k)
+        s += a[std::size_t(i) * K + k] *
+             (b_nk ? b[std::size_t(j) * K + k] : b[std::size_t(k) * N + j]);
+      c[std::size_t(i) * N + j] = s;
+    }
+  return c;
+}
+
+TYPED_TEST(FusedGemmGpu, ForwardWritesPreAndGeluOfIt) {
+  using T = TypeParam;
+  const auto x = random_values<T>(std::size_t(M) * K, -1, 1, 11);
+  const auto w = random_values<T>(std::size_t(N) * K, -0.25, 0.25, 12);
+  const auto bias = random_values<T>(N, -1, 1, 13);
+  const auto xw = product(x, w, true);
+  for (xk::FusedGemmOp op : {xk::FusedGemmOp::bias_gelu_aux, xk::FusedGemmOp::bias_gelu})
+    for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh})
+      for (bool with_bias : {true, false}) {
+        const bool aux = op == xk::FusedGemmOp::bias_gelu_aux;
+        SCOPED_TRACE(std::string(xk::to_string(op)) + (kind == xk::Gelu::erf ? " erf" : " tanh") +
+                     (with_bias ? " bias" : " no bias"));
+        xk::FusedGemmDesc d;
+        d.precision = precision_of<T>(), d.op = op, d.gelu = kind;
+        d.m = M, d.n = N, d.k = K;
+        xk::FusedGemm g(d);
+        Dev<T> dx(x), dw(w), db(bias), act(std::size_t(M) * N), pre(std::size_t(M) * N);
+        xk::FusedGemmOperands o;
+        o.a = dx.get(), o.b = dw.get(), o.out = act.get(), o.pre = aux ? pre.get() : nullptr;
+        o.bias = with_bias ? db.get() : nullptr;
+        g.run(nullptr, o);
+        XF_CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<double> r_pre(xw);
+        for (std::size_t i = 0; i < r_pre.size(); ++i) r_pre[i] += with_bias ? bias[i % N] : 0.0;
+        if (aux) EXPECT_TRUE(close_scaled<T>("pre", pre.host(), r_pre, 2));
+        // The activation of the fp32 sum the kernel held (the stored pre within one rounding).
+        std::vector<double> r_act(r_pre.size());
+        for (std::size_t i = 0; i < r_act.size(); ++i) r_act[i] = xk::ref::gelu(r_pre[i], kind);
+        EXPECT_TRUE(close_scaled<T>("act", act.host(), r_act, 3));
+      }
+}
+
+TYPED_TEST(FusedGemmGpu, BackwardIsTheProductTimesGeluGradientOfPre) {
+  using T = TypeParam;
+  const auto dy = random_values<T>(std::size_t(M) * K, -1, 1, 21);
+  const auto w = random_values<T>(std::size_t(K) * N, -0.25, 0.25, 22);  // W [k, n]
+  const auto pre = random_values<T>(std::size_t(M) * N, -4, 4, 23);
+  const auto dyw = product(dy, w, false);
+  for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh}) {
+    SCOPED_TRACE(kind == xk::Gelu::erf ? "erf" : "tanh");
+    xk::FusedGemmDesc d;
+    d.precision = precision_of<T>(), d.op = xk::FusedGemmOp::dgelu, d.gelu = kind;
+    d.m = M, d.n = N, d.k = K;
+    xk::FusedGemm g(d);
+    Dev<T> ddy(dy), dw(w), dpre_in(pre), dpre(std::size_t(M) * N);
+    xk::FusedGemmOperands o;
+    o.a = ddy.get(), o.b = dw.get(), o.out = dpre.get(), o.pre = dpre_in.get();
+    g.run(nullptr, o);
+    std::vector<double> ref(dyw.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = dyw[i] * xk::ref::gelu_grad(pre[i], kind);
+    EXPECT_TRUE(close_scaled<T>("dpre", dpre.host(), ref, 2));
+  }
+}
+
+// Without a GPU: descriptions the kernels cannot take are refused before any GPU work.
+TEST(FusedGemmArgs, RejectsWhatTheKernelsCannotTake) {
+  xk::FusedGemmDesc d;
+  d.m = 64, d.n = 100, d.k = 64;  // n not a multiple of 8
+  EXPECT_THROW(xk::FusedGemm{d}, xfbench::InvalidArgument);
+  d.n = 128, d.precision = xk::Precision::fp32;
+  EXPECT_THROW(xk::FusedGemm{d}, xfbench::Unsupported);
+  d.precision = xk::Precision::bf16, d.k = 0;
+  EXPECT_THROW(xk::FusedGemm{d}, xfbench::InvalidArgument);
+}
+
+}  // namespace
