@@ -181,6 +181,32 @@ TEST(Cli, ValidationFailureIsAnErrorNeverANumber) {
   EXPECT_EQ(r.out.find("\"TFLOPS\""), std::string::npos);
 }
 
+// Repetitions of one case that end with and without a number: the runs without are errors (and
+// so every later repetition of that case), the others numbers summarised as usual, and the host
+// exits 1 (Google Benchmark 1.7 aborted on the unequal iteration counts, or crashed on a null
+// pointer when the first repetition was the one without).
+TEST(Cli, RepetitionsEndingWithAndWithoutANumberAreReportedNotACrash) {
+  Result r = xfbench(plugins("good") +
+                         " --benchmark_filter=CpuTest/flaky/third --benchmark_repetitions=3"
+                         " --benchmark_format=json",
+                     kNoGpu);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("\"error_message\": \"validation failed: deliberate: repetition 3 fails"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"aggregate_name\": \"median\""), std::string::npos) << r.out;
+  Result first = xfbench(plugins("good") +
+                             " --benchmark_filter=CpuTest/flaky/first --benchmark_repetitions=3"
+                             " --benchmark_format=json",
+                         kNoGpu);
+  EXPECT_EQ(first.code, 1) << first.err;
+  std::size_t errors = 0;
+  for (std::size_t at = 0; (at = first.out.find("the first call fails", at)) != std::string::npos;
+       ++at)
+    ++errors;
+  EXPECT_EQ(errors, 3u) << first.out;  // every repetition says why it has no number
+}
+
 TEST(Cli, ValidationCanBeTurnedOff) {
   Result r = xfbench(plugins("good") + " --benchmark_filter=CpuTest/fails --xfbench_validate=false",
                      kNoGpu);

@@ -34,7 +34,7 @@ TEST(Loader, LoadsGoodPluginAndCountsCases) {
   ASSERT_EQ(loader.plugins().size(), 1u);
   EXPECT_EQ(loader.plugins()[0].name, "cputest");
   EXPECT_EQ(loader.plugins()[0].version, "1.0.0");
-  EXPECT_EQ(loader.plugins()[0].cases, 8u);  // every case, registered with Google Benchmark or not
+  EXPECT_EQ(loader.plugins()[0].cases, 10u);  // every case, registered with Google Benchmark or not
   // Loading the same folder again does not load the plugin twice.
   loader.load_directory(dir("good"), true);
   EXPECT_EQ(loader.plugins().size(), 1u);

@@ -50,6 +50,30 @@ void register_cases() {
       "CpuTest/leftout/two_gpus",
       [](benchmark::State&) { XF_THROW(LeftOut, "need 2 GPUs, this machine has 1"); },
       xfbench::Needs::cpu);
+  // A check that fails in one repetition and not in another (selected by a filter only): the
+  // host reports the run without a number and goes on. Google Benchmark calls a CPU case with
+  // growing iteration counts until it runs long enough, then every later repetition with the
+  // same count: "third_repetition" fails at the second call that repeats a count (repetition 3),
+  // "first_call" at its first.
+  xfbench::add_case(
+      "CpuTest/flaky/third_repetition",
+      [](benchmark::State& s) {
+        static benchmark::IterationCount last = -1;
+        static int repeats = 0;
+        const bool again = s.max_iterations == last;
+        last = s.max_iterations;
+        if (again && ++repeats == 2) XF_THROW(ValidationError, "deliberate: repetition 3 fails");
+        sum_case(s, 64);
+      },
+      xfbench::Needs::cpu, xfbench::Suite::extended);
+  xfbench::add_case(
+      "CpuTest/flaky/first_call",
+      [](benchmark::State& s) {
+        static int calls = 0;
+        if (++calls == 1) XF_THROW(ValidationError, "deliberate: the first call fails");
+        sum_case(s, 64);
+      },
+      xfbench::Needs::cpu, xfbench::Suite::extended);
   // A sweep (runs only when a filter selects it) and an on-request soak (only when a filter
   // names its family), for the suite selection.
   for (int n : {8, 16}) {

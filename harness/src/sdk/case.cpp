@@ -29,6 +29,10 @@ struct CaseState {
   Suite suite;
   CaseBody body;
   bool validated = false;
+  // A run that ended without a number (its message, and whether it counts as a failure): every
+  // later repetition of the case ends the same way at once (finish_skipped says why).
+  std::string ended;
+  bool ended_failed = false;
 };
 
 std::vector<detail::CaseRecord>& records() {
@@ -64,10 +68,16 @@ std::vector<std::shared_ptr<CaseState>>& pending() {
   return p;
 }
 
-void fail(benchmark::State& state, const std::string& message) {
-  ++g_failed;
+thread_local CaseState* t_running = nullptr;  // the case run_case is running
+
+// Ends this run without a number: a failure (counted: exit code 1) or a skip.
+void end_run(benchmark::State& state, const std::string& message, bool failed) {
+  if (failed) ++g_failed;
+  if (t_running) t_running->ended = message, t_running->ended_failed = failed;
   state.SkipWithError(message.c_str());
 }
+void fail(benchmark::State& state, const std::string& message) { end_run(state, message, true); }
+void skip(benchmark::State& state, const std::string& message) { end_run(state, message, false); }
 
 // After a CUDA error: if the context no longer works, every later GPU case is skipped with one
 // line.
@@ -97,7 +107,29 @@ bool phases_wanted() {
   return on;
 }
 
+// Google Benchmark 1.7 cannot summarise repetitions of one case of which some ended without a
+// number and some did not: it aborts when their iteration counts differ (a run skipped before its
+// timed loop reports 0), and dereferences a null pointer when the first one is the one without
+// (statistics.cc, ComputeStats): a check failing in one repetition and not in another crashed the
+// host. So a case that ended without a number ends every later repetition the same way
+// (CaseState::ended), and a run skipped before its loop goes through it once, empty (after
+// SkipWithError no iteration runs), reporting the count its repetitions share.
+void finish_skipped(benchmark::State& state) {
+  if (state.error_occurred() && state.iterations() == 0)
+    for (auto _ : state) {
+    }
+}
+
 void run_case(benchmark::State& state, CaseState& c) {
+  if (!c.ended.empty()) {  // an earlier repetition ended without a number
+    if (c.ended_failed) ++g_failed;
+    state.SkipWithError(c.ended.c_str());
+    return;
+  }
+  t_running = &c;
+  struct Done {
+    ~Done() { t_running = nullptr; }
+  } done;
   t_phases = Phases{phases_wanted(), std::chrono::steady_clock::now(), {}};
   struct PrintPhases {
     const std::string& name;
@@ -110,8 +142,7 @@ void run_case(benchmark::State& state, CaseState& c) {
   } print{c.name};
   if (c.needs == Needs::gpu) {
     if (!gpu_unavailable_reason().empty()) {  // the host has said so once and exits 4
-      state.SkipWithError(("no usable GPU: " + gpu_unavailable_reason()).c_str());
-      return;
+      return skip(state, "no usable GPU: " + gpu_unavailable_reason());
     }
     if (g_broken) return fail(state, "skipped: " + g_broken_reason);
     cudaSetDevice(selected_device());
@@ -133,11 +164,11 @@ void run_case(benchmark::State& state, CaseState& c) {
       std::lock_guard<std::mutex> lock(g_left_out_mu);
       ++g_left_out[e.message()];
     }
-    state.SkipWithError((detail::kLeftOutPrefix + e.message()).c_str());  // the host hides it
+    skip(state, detail::kLeftOutPrefix + e.message());  // the host hides it
   } catch (const ValidationError& e) {
     fail(state, "validation failed: " + e.message());
   } catch (const Unsupported& e) {
-    state.SkipWithError(("unsupported: " + e.message()).c_str());  // not a failure
+    skip(state, "unsupported: " + e.message());  // not a failure
   } catch (const InvalidArgument& e) {
     fail(state, "invalid: " + e.message());
   } catch (const CudaError& e) {
@@ -200,8 +231,10 @@ std::size_t commit_pending_cases() {
     const bool registered = included(c->name, c->suite);
     records().push_back(CaseRecord{c->name, g_plugin, c->needs, c->suite, registered});
     if (!registered) continue;
-    auto* b = benchmark::RegisterBenchmark(c->name.c_str(),
-                                           [c](benchmark::State& s) { run_case(s, *c); });
+    auto* b = benchmark::RegisterBenchmark(c->name.c_str(), [c](benchmark::State& s) {
+      run_case(s, *c);
+      finish_skipped(s);
+    });
     if (c->needs == Needs::gpu) {
       b->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(gpu_iterations());
     }
