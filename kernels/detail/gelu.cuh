@@ -1,9 +1,9 @@
 // GELU and its derivative on the device in both forms (gelu.hpp), shared by the activation kernels
 // and the fused products' epilogues. Internal to kernels/; include only from .cu files.
 //
-// Branch-free, two multi-function-unit operations each (one exponential, one reciprocal), so that
-// a GEMM epilogue, where this math is not hidden behind memory traffic, stays cheap (erff and
-// tanhf cost about three times as much there):
+// Branch-free, one exponential and one reciprocal each (erff and tanhf take more instructions and
+// branch), for a GEMM epilogue, where this math is not hidden behind memory traffic (the fused
+// GELU backward product 590 -> 516 us at 32768x4096x1024 on an H200), and the GELU kernels:
 //   erf(u) = 1 - t·(a1 + t·(a2 + t·(a3 + t·(a4 + t·a5))))·exp(-u²), t = 1/(1 + p·u), u >= 0
 //   (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7; odd in u), whose exp(-x²/2) at u = x/√2 is
 //   also the normal density the erf form's derivative needs;
