@@ -106,6 +106,9 @@ class LanguageModel {
   // Searches the cuBLASLt algorithms of every GEMM shape (one block and the LM head) on the
   // model's tensors, outside timed regions. Overwrites activations and gradients. Synchronises.
   void tune();
+  // How the layers' FFN GELU products run, for labels (TransformerBlock::ffn_products: what tune()
+  // chose for the layers' shape; "" where they cannot be fused).
+  std::string ffn_products() const;
 
   // One optimizer step (enqueued on `stream`, no host synchronisation).
   void step(cudaStream_t stream);

@@ -410,6 +410,10 @@ void LanguageModel::step(cudaStream_t s) {
   optimizer_step(s);
 }
 
+std::string LanguageModel::ffn_products() const {
+  return impl_->blocks.empty() ? "" : impl_->blocks.front()->ffn_products();
+}
+
 void LanguageModel::tune() {
   Impl& m = *impl_;
   cudaStream_t s = nullptr;

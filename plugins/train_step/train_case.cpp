@@ -109,6 +109,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
     mark_phase("validate");
   }
   if (spec.search) model.tune();
+  if (!model.ffn_products().empty()) add_label(state, model.ffn_products());
   mark_phase("tune");
   TimerOptions timer;
   timer.graph_each_launch = spec.graph;
