@@ -1,15 +1,18 @@
 // The fused GELU products (gemm_fused.hpp) against float64: the forward's activation (and the
 // pre-activation it keeps for training), the backward's gradient through the GELU, both forms, with
-// and without bias, at a shape that is not a multiple of any tile (partial tiles in m, n and k).
+// and without bias, at a shape that is not a multiple of any tile (partial tiles in m, n and k);
+// and choose_faster, by which the block picks fused or unfused.
 //
 // Tolerances (eps = 2^-11 fp16, 2^-8 bf16): pre and dpre are sums over k that cancel: 2 eps
 // relative + 2 eps · max|ref| absolute (one rounding of an fp32 sum); act 2 eps relative + 2 eps
 // absolute beside the GELU of the stored pre's reference.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "kernels/gemm_fused.hpp"
 #include "kernels/reference/reference.hpp"
 #include "test_util.hpp"
@@ -105,6 +108,29 @@ TYPED_TEST(FusedGemmGpu, BackwardIsTheProductTimesGeluGradientOfPre) {
     for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = dyw[i] * xk::ref::gelu_grad(pre[i], kind);
     EXPECT_TRUE(close_scaled<T>("dpre", dpre.host(), ref, 2));
   }
+}
+
+// choose_faster (gemm.hpp), which the block's choice of products relies on: of two ways of
+// different length, the shorter wins as a challenger and keeps its place as the incumbent; the
+// seconds it reports rank them the same way.
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+TEST(ChooseFasterGpu, KeepsTheIncumbentUnlessClearlyBeaten) {
+  if (!xfbench::gpu_unavailable_reason().empty()) GTEST_SKIP() << xfbench::gpu_unavailable_reason();
+  xfbench::select_device(0);
+  auto way = [](long long cycles) { return [cycles] { spin<<<1, 32>>>(cycles); }; };
+  const std::function<void()> slow = way(400000), fast = way(100000);  // ~200 and ~50 us
+  std::vector<double> sec;
+  EXPECT_EQ(xk::choose_faster(nullptr, {slow, fast}, &sec), 1);
+  ASSERT_EQ(sec.size(), 2u);
+  EXPECT_GT(sec[0], 2 * sec[1]);
+  EXPECT_EQ(xk::choose_faster(nullptr, {fast, slow}), 0);
+  EXPECT_EQ(xk::choose_faster(nullptr, {fast, fast}), 0);  // a tie keeps the incumbent
+  XF_CUDA_CHECK(cudaGetLastError());
 }
 
 // Without a GPU: descriptions the kernels cannot take are refused before any GPU work.
