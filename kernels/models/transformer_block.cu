@@ -111,6 +111,13 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
                                    const TensorPlacement& place)
     : impl_(std::make_unique<Impl>(config, part, place)) {
   check_block_config(config, part);
+  // Fused GELU products asked for where they cannot run: the case says so rather than run unfused.
+  const bool gelu_ffn = has_ffn(part) && part != BlockPart::dense && !config.gated_ffn &&
+                        config.activation != Activation::relu;
+  std::string why;
+  if (config.ffn_products == FfnProducts::fused && gelu_ffn &&
+      !ffn_products_fusable(config, part, &why))
+    XF_THROW(Unsupported, config.name + ": ffn_products=fused: " + why);
   Impl& m = *impl_;
   const BlockConfig& c = m.c;
   const std::int64_t T = c.tokens(), H = c.hidden, I = c.intermediate, A = c.attention_width();

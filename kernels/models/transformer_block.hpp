@@ -135,6 +135,7 @@ struct BlockConfig {
   // fused (gemm_fused.hpp: the GELU in a CUTLASS product's epilogue, forward and backward), or
   // search: unfused until tune() times both on the block's tensors and keeps the faster, for
   // every block of that shape on the device. The same function either way (within rounding).
+  // fused where they cannot run (ffn_products_fusable) throws Unsupported naming why.
   FfnProducts ffn_products = FfnProducts::search;
 
   int tokens() const { return batch * seq; }

@@ -149,6 +149,18 @@ TEST(BertFfnProducts, FusableOnlyForPlainGeluFfnsInHalfPrecision) {
   EXPECT_EQ(why, "the FFN is not a plain GELU FFN");
   const bool here = kernels::ffn_products_fusable(c, BlockPart::layer, &why);
   if (!gpu_unavailable_reason().empty()) EXPECT_FALSE(here);
+  // Asked for where they cannot run, the block says why instead of running unfused.
+  c.ffn_products = kernels::FfnProducts::fused;
+  c.precision = kernels::Precision::fp32;
+  c.backend = AttentionBackend::unfused;  // the backend that takes fp32
+  try {
+    kernels::TransformerBlock b(c);
+    ADD_FAILURE() << "fp32 block built with fused GELU products";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(e.message().find("ffn_products=fused: fused GELU products take bf16 and fp16"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(BertGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
