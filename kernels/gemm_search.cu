@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "kernels/detail/gemm_impl.hpp"
 #include "kernels/gemm.hpp"
@@ -48,6 +50,31 @@ struct EventPair {
     return ms / 1e3;
   }
 };
+// Seconds per launch of each way in each of `rounds` rounds, run in alternating order so that
+// clocks falling under power (or rising) favour no position; each run after `idle_ms` of idle GPU
+// (and one untimed launch) when that is positive, after `lead` untimed launches of the same way.
+std::vector<std::vector<double>> time_rounds(cudaStream_t stream, EventPair& ev,
+                                             const std::vector<std::function<void()>>& ways,
+                                             int reps, int rounds, int idle_ms = 0, int lead = 0) {
+  std::vector<std::vector<double>> t(ways.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t step = 0; step < ways.size(); ++step) {
+      const std::size_t j = round % 2 ? ways.size() - 1 - step : step;
+      if (idle_ms > 0) {
+        XF_CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
+        ways[j]();
+      }
+      for (int rep = 0; rep < lead; ++rep) ways[j]();
+      XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+      for (int rep = 0; rep < reps; ++rep) ways[j]();
+      XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+      t[j].push_back(ev.seconds() / reps);
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
@@ -86,15 +113,7 @@ int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>&
     single = std::max(single, ev.seconds());
   }
   const int reps = int(std::clamp(1e-2 / std::max(single, 1e-7), 1.0, 500.0));
-  std::vector<std::vector<double>> t(ways.size());
-  for (int round = 0; round < kFinalRounds; ++round)
-    for (std::size_t step = 0; step < ways.size(); ++step) {
-      const std::size_t j = round % 2 ? ways.size() - 1 - step : step;
-      XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-      for (int rep = 0; rep < reps; ++rep) ways[j]();
-      XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-      t[j].push_back(ev.seconds() / reps);
-    }
+  const std::vector<std::vector<double>> t = time_rounds(stream, ev, ways, reps, kFinalRounds);
   if (seconds) {
     seconds->clear();
     for (std::vector<double> v : t) {
@@ -128,29 +147,12 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
   impl_->enqueue(stream, ops, first);
   XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-  // Seconds per launch of each listed candidate in each of `rounds` rounds, run in alternating
-  // order so that clocks falling under power (or rising) favour no position; each run after
-  // `idle_ms` of idle GPU (and one untimed launch) when that is positive, after `lead` untimed
-  // launches of the same candidate.
-  auto time_rounds = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0,
-                         int lead = 0) {
-    std::vector<std::vector<double>> t(list.size());
-    for (int round = 0; round < rounds; ++round) {
-      for (std::size_t step = 0; step < list.size(); ++step) {
-        const std::size_t j = round % 2 ? list.size() - 1 - step : step;
-        if (idle_ms > 0) {
-          XF_CUDA_CHECK(cudaStreamSynchronize(stream));
-          std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
-          impl_->enqueue(stream, ops, list[j]);
-        }
-        for (int rep = 0; rep < lead; ++rep) impl_->enqueue(stream, ops, list[j]);
-        XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-        for (int rep = 0; rep < reps; ++rep) impl_->enqueue(stream, ops, list[j]);
-        XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-        t[j].push_back(ev.seconds() / reps);
-      }
-    }
-    return t;
+  // Candidates `list` timed by time_rounds (each launch one candidate's product).
+  auto time_candidates = [&](const std::vector<int>& list, int reps, int rounds, int idle_ms = 0,
+                             int lead = 0) {
+    std::vector<std::function<void()>> ways;
+    for (int c : list) ways.push_back([&, c] { impl_->enqueue(stream, ops, c); });
+    return time_rounds(stream, ev, ways, reps, rounds, idle_ms, lead);
   };
   // Bursts of about 2 ms per candidate and round; each candidate keeps its best round.
   const double single = std::max(ev.seconds(), 1e-7);
@@ -158,7 +160,7 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   std::vector<int> order;
   for (int i = 0; i < n; ++i)
     if (runs[std::size_t(i)]) order.push_back(i);
-  const std::vector<std::vector<double>> burst = time_rounds(order, reps, 3);
+  const std::vector<std::vector<double>> burst = time_candidates(order, reps, 3);
   for (std::size_t j = 0; j < order.size(); ++j)
     r.seconds[std::size_t(order[j])] = *std::min_element(burst[j].begin(), burst[j].end());
   // Short bursts can favour a kernel that loses once clocks settle under the power limit, and
@@ -183,12 +185,12 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   const int final_rounds = steady ? kSteadyFinalRounds : kFinalRounds;
   if (finalists.size() > 1) {
     const std::vector<std::vector<double>> t =
-        time_rounds(finalists, final_reps, final_rounds, 0, steady ? final_reps / 2 : 0);
+        time_candidates(finalists, final_reps, final_rounds, 0, steady ? final_reps / 2 : 0);
     r.best = finalists[std::size_t(choose_by_rounds(t, 0, final_rounds - 1, kClearMargin))];
   }
   if (r.best != incumbent && options.idle_ms > 0) {
     const std::vector<std::vector<double>> t =
-        time_rounds({incumbent, r.best}, 5 * final_reps, kConfirmRounds, options.idle_ms);
+        time_candidates({incumbent, r.best}, 5 * final_reps, kConfirmRounds, options.idle_ms);
     if (choose_by_rounds(t, 0, kConfirmRounds - 1, kClearMargin) != 1) r.best = incumbent;
   }
   impl_->sel = r.best;
