@@ -6,6 +6,7 @@
 // from shared memory feeds two MMAs (with 16 rows per warp the loop is shared-memory bound); K/V
 // tiles are double-buffered with cp.async, and P is the A operand straight from S's registers.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "kernels/detail/flash.cuh"
@@ -101,17 +102,26 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
 }  // namespace
 
-BlockOrder block_order(int items, int heads, bool uneven, int blocks_per_sm) {
-  int device = 0, sms = 0;
-  if (!uneven || cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return {items, heads, 0};
-  const int wave = sms * blocks_per_sm;
-  return {items, heads, std::min(heads, (2 * wave + items - 1) / items)};
+BlockOrder block_order(int items, int heads, double heaviest_share, int slots) {
+  if (heaviest_share <= 0 || slots <= 0) return {items, heads, 0};
+  const double tail = std::ceil(1.5 * slots * heaviest_share - 1e-9);  // not one more for rounding
+  return {items, heads, int(std::min<double>(heads, tail))};
 }
 
+int resident_blocks(int blocks_per_sm) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;  // no tail
+  return sms * blocks_per_sm;
+}
+
+// Causal, block r of a head's T items does r + 1 key tiles (of kBlockN per kBlockM rows, the
+// same ratio for all): the heaviest T of T·(T + 1) / 2.
 BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm) {
-  return block_order((p.Sq + kBlockM - 1) / kBlockM, B * p.NH, p.causal, blocks_per_sm);
+  const int items = (p.Sq + kBlockM - 1) / kBlockM;
+  return block_order(items, B * p.NH, p.causal ? 2.0 / (items + 1) : 0.0,
+                     resident_blocks(blocks_per_sm));
 }
 
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {

@@ -524,7 +524,12 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
   (void)ready;
   const int G = p.f.group, nkv = p.f.NH / G;
   const int items = p.f.Sk / kTile + G * (p.f.Sq / kTile);
-  const BlockOrder order = block_order(items, B * nkv, Causal, bwd_blocks_per_sm(HD));
+  // Causal, with T key tiles: the dK/dV block of key tile 0 does G·T tile pairs of 4 products (S,
+  // dP, dV, dK), a head's blocks G·T·(T + 1) / 2 of 4 and as many of 3 (the dQ blocks' S, dP,
+  // dQ): a share of 8 / (7·(T + 1)), whatever G.
+  const int tiles = p.f.Sk / kTile;
+  const BlockOrder order = block_order(items, B * nkv, Causal ? 8.0 / (7.0 * (tiles + 1)) : 0.0,
+                                       resident_blocks(bwd_blocks_per_sm(HD)));
   const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, nkv, B);
   backward_kernel<T, Causal, Bias, HD><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }

@@ -9,9 +9,11 @@
 // MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
 // overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
 // With a score bias its [128][64] tiles are double-buffered beside K and V. Head dim 128 (no
-// bias): every tile is two 64-column panels; S sums eight k16 steps over both panels of Q and K,
-// and P·V one n128 product over both panels of V into O; one block per SM (its
-// registers: O is 64 floats a thread).
+// bias): every tile is two 64-column panels; one block per SM (O is 64 floats a thread), so
+// nothing hides a block's own waits: key tiles of 128 (two of 64 one after the other, the last
+// one half empty where Sk is an odd multiple of 64) halve the tiles and their barriers. S is then
+// one n128 product of eight k16 steps over both panels of Q and K, P·V eight n128 steps over
+// both panels of V into O.
 #include "kernels/detail/flash.cuh"
 #include "kernels/detail/wgmma.cuh"
 #include "xfbench/error.hpp"
@@ -23,25 +25,33 @@ constexpr int kWgThreads = 256;
 // Blocks per SM: two at head dim 64; one at 128 (O's registers double).
 constexpr int blocks_per_sm(int hd) { return hd == kHD ? 2 : 1; }
 
+// Keys per tile: 64 at head dim 64, 128 at 128 (above).
+__host__ __device__ constexpr int keys_per_tile(int hd) {
+  return hd == kHD ? kBlockN : 2 * kBlockN;
+}
+
 // Shared memory: Q, two K and two V stages (each `hd` columns), with a bias two bias stages.
 constexpr std::size_t forward_smem_bytes(bool bias, int hd) {
-  return ((kBlockM + 4 * kBlockN) * hd + (bias ? 2 * kBlockM * kHD : 0)) * 2;
+  return ((kBlockM + 4 * keys_per_tile(hd)) * hd + (bias ? 2 * kBlockM * kHD : 0)) * 2;
 }
 
 template <class T, bool Masked, bool Bias, int HD>
 __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
     flash_forward_wgmma_kernel(FlashParams p, BlockOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int kPanels = HD / kHD;
+  constexpr int kPanels = HD / kHD, kKeys = keys_per_tile(HD), kNT = kKeys / 8;
   extern __shared__ __align__(1024) std::uint16_t smem[];  // 128-byte swizzle: 1024-byte atoms
   std::uint16_t* sQ = smem;  // panel c of a [rows][HD] tile: rows · 64 elements after panel c - 1
-  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kBlockN) * HD; };
-  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kBlockN) * HD; };
-  auto sB = [&](int buf) { return sQ + (kBlockM + 4 * kBlockN) * HD + buf * kBlockM * kHD; };
+  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kKeys) * HD; };
+  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kKeys) * HD; };
+  auto sB = [&](int buf) { return sQ + (kBlockM + 4 * kKeys) * HD + buf * kBlockM * kHD; };
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
-  const BlockTiles<kWgThreads> blk(p, order);
-  blk.load_q_and_keys<Bias, kPanels>(p, sQ, sK(0), sV(0), sB(0));
+  const BlockTiles<kWgThreads, kKeys> blk(p, order);
+  blk.template load_q_and_keys<Bias, kPanels>(p, sQ, sK(0), sV(0), sB(0));
+  // Keys past Sk in the last tile (a half tile of 128) are hidden as the masks hide theirs. (Tiles
+  // of 64 are never ragged: the unmasked kernel then has no masking code, 4% faster.)
+  const bool ragged = kKeys != kBlockN && p.Sk % kKeys != 0;
 
   float o[1][8 * kPanels][4] = {};
   RowState<1> rows;
@@ -58,17 +68,18 @@ __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
     fence_proxy_async();
     __syncthreads();  // tile t visible to wgmma; everyone is done with tile t - 1's buffers
     if (t + 1 < blk.tiles)
-      blk.load_keys<Bias, kPanels>(p, t + 1, sK(buf ^ 1), sV(buf ^ 1), sB(buf ^ 1));
+      blk.template load_keys<Bias, kPanels>(p, t + 1, sK(buf ^ 1), sV(buf ^ 1), sB(buf ^ 1));
     if constexpr (Masked)
       if (blk.above_diagonal(p, t, wg * 64 + 63)) continue;  // the other warpgroup's tile
 
     std::uint64_t k_desc[kPanels];
 #pragma unroll
-    for (int c = 0; c < kPanels; ++c) k_desc[c] = wgmma_desc(sK(buf) + c * kBlockN * kHD, 16, 1024);
-    // V N-major: at head dim 128 its two panels (8192 bytes apart) are one n128 operand
-    const std::uint64_t v_desc = wgmma_desc(sV(buf), 8192, 1024);
+    for (int c = 0; c < kPanels; ++c) k_desc[c] = wgmma_desc(sK(buf) + c * kKeys * kHD, 16, 1024);
+    // V N-major: at head dim 128 its two panels (kKeys rows of 128 bytes apart) are one n128
+    // operand
+    const std::uint64_t v_desc = wgmma_desc(sV(buf), kKeys * 128, 1024);
 
-    float s[1][8][4];
+    float s[1][kNT][4];
     wgmma_fence();
 #pragma unroll
     for (int c = 0; c < kPanels; ++c)
@@ -82,15 +93,16 @@ __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
       add_bias<T>(s, p.scale, [&](int, int hf, int c) {
         return bias_chunk(sB(buf), warp * 16 + hf * 8 + lane / 4, c);
       });
-    if constexpr (Masked) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t);
+    const int t64 = t * (kKeys / kBlockN);  // the tile's first tile of 64 keys
+    if (Masked || ragged) mask_tile(s, p, blk.b, blk.m0 + warp * 16 + lane / 4, t64);
     rows.softmax(s, o, Bias ? kLog2e : p.scale_log2);
-    if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4, t);
-    std::uint32_t pa[4][1][4];
+    if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + warp * 16 + lane / 4, t64);
+    std::uint32_t pa[kNT / 2][1][4];
     pack_p<T>(pa, s);
 
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
+    for (int kk = 0; kk < kNT / 2; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
     wgmma_commit_and_wait();
   }
   __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage

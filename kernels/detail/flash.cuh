@@ -40,7 +40,7 @@ namespace xfbench::kernels::detail {
 constexpr int kHD = 64;           // the columns of one panel (and the head dim of every kernel)
 constexpr int kMaxHD = 128;       // the Hopper kernels' largest head dim (two panels)
 constexpr int kBlockM = 128;      // query rows per block
-constexpr int kBlockN = 64;       // keys per tile
+constexpr int kBlockN = 64;       // keys per tile (the Hopper forward at head dim 128: two)
 constexpr int kChunks = kHD / 8;  // 16-byte chunks per panel row
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -145,12 +145,14 @@ __device__ __forceinline__ float quad_sum(float x) {
 }
 
 // Shared row of key `key` of a 64-key tile: S column c = 8·nt + 2·q + e holds key 16·q + 2·nt + e.
+// (A 128-key tile is two 64-key tiles one after the other.)
 __device__ __forceinline__ int key_order(int key) {
   return ((key % 16) / 2) * 8 + (key / 16) * 2 + key % 2;
 }
 
 // Copies `Rows` rows of 64 elements (row stride `ld` elements) into a swizzled shared tile, rows
-// at or past `valid_rows` zero-filled; KeyOrder stores source row r at row key_order(r).
+// at or past `valid_rows` zero-filled; KeyOrder stores source row r at row key_order(r) of its
+// 64-row tile.
 template <int Rows, int Threads, bool KeyOrder = false>
 __device__ __forceinline__ void load_tile(std::uint16_t* tile, const char* src, std::int64_t ld,
                                           int valid_rows) {
@@ -159,8 +161,10 @@ __device__ __forceinline__ void load_tile(std::uint16_t* tile, const char* src, 
   for (int i = 0; i < kPerThread; ++i) {
     const int idx = threadIdx.x + i * Threads, row = idx / kChunks, chunk = idx % kChunks;
     const bool valid = row < valid_rows;
-    cp_async16(tile + swizzled(KeyOrder ? key_order(row) : row, chunk),
-               src + (valid ? row * ld * 2 + chunk * 16 : 0), valid);
+    const int at = !KeyOrder         ? row
+                   : Rows == kBlockN ? key_order(row)
+                                     : row / kBlockN * kBlockN + key_order(row % kBlockN);
+    cp_async16(tile + swizzled(at, chunk), src + (valid ? row * ld * 2 + chunk * 16 : 0), valid);
   }
 }
 
@@ -221,10 +225,10 @@ struct RowState {
       max[mt][0] = max[mt][1] = -INFINITY, sum[mt][0] = sum[mt][1] = 0;
   }
 
-  // s <- exp2(s·scale_log2 - new row max); O (DT n8 tiles: 8 a 64-column panel) and the
-  // running sums are rescaled to the new max.
-  template <int DT>
-  __device__ __forceinline__ void softmax(float (&s)[MT][8][4], float (&o)[MT][DT][4],
+  // s <- exp2(s·scale_log2 - new row max) over NT n8 tiles of keys (8: a 64-key tile); O (DT n8
+  // tiles: 8 a 64-column panel) and the running sums are rescaled to the new max.
+  template <int DT, int NT>
+  __device__ __forceinline__ void softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4],
                                           float scale_log2) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -232,14 +236,14 @@ struct RowState {
       for (int hf = 0; hf < 2; ++hf) {
         float mx = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
           mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
         const float m_new = fmaxf(max[mt][hf], quad_max(mx) * scale_log2);
         const float corr = exp2_approx(max[mt][hf] - m_new);
         max[mt][hf] = m_new;
         float rs = 0.f;
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             float& x = s[mt][nt][2 * hf + e];
@@ -288,38 +292,50 @@ __device__ __forceinline__ std::int64_t keep_index(const FlashParams& p, int b, 
   return ((std::int64_t(b) * p.NH + h) * p.Sq + row0) * (p.Sk / 16) + threadIdx.x % 4;
 }
 
-// Zeroes the dropped probabilities of key tile `t` (see for_each_keep) of rows from row0, and
-// saves the keep bits when p.keep is set.
-template <int MT>
-__device__ __forceinline__ void drop_tile(float (&s)[MT][8][4], const FlashParams& p, int b, int h,
+// Zeroes the dropped probabilities of the NT / 8 key tiles of 64 from `t` (see for_each_keep)
+// of rows from row0 (s: NT n8 tiles), and saves the keep bits when p.keep is set. Tiles past Sk
+// (the second half of a last tile of 128) hold no keys: nothing to draw or save.
+template <int MT, int NT>
+__device__ __forceinline__ void drop_tile(float (&s)[MT][NT][4], const FlashParams& p, int b, int h,
                                           int row0, int t) {
   const std::uint64_t groups = first_group(p, b, h, row0);
+  const int tiles = NT == 8 ? 1 : min(NT / 8, p.Sk / kBlockN - t);
   if (!p.keep) {  // inference: no bits to build
-    for_each_keep<MT>(p.drop, groups, p.Sk / 8, t, [&](int mt, int hf, int nt, int e, bool kept) {
-      if (!kept) s[mt][nt][2 * hf + e] = 0.f;
-    });
+#pragma unroll
+    for (int sub = 0; sub < NT / 8; ++sub)
+      if (sub < tiles)
+        for_each_keep<MT>(p.drop, groups, p.Sk / 8, t + sub,
+                          [&](int mt, int hf, int nt, int e, bool kept) {
+                            if (!kept) s[mt][8 * sub + nt][2 * hf + e] = 0.f;
+                          });
     return;
   }
-  std::uint32_t bits[MT][2] = {};
-  for_each_keep<MT>(p.drop, groups, p.Sk / 8, t, [&](int mt, int hf, int nt, int e, bool kept) {
-    if (!kept) s[mt][nt][2 * hf + e] = 0.f;
-    bits[mt][hf] |= std::uint32_t(kept) << (2 * nt + e);
-  });
-  const std::int64_t at = keep_index(p, b, h, row0) + t * (kBlockN / 16);
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+  for (int sub = 0; sub < NT / 8; ++sub) {
+    if (sub >= tiles) break;
+    std::uint32_t bits[MT][2] = {};
+    for_each_keep<MT>(p.drop, groups, p.Sk / 8, t + sub,
+                      [&](int mt, int hf, int nt, int e, bool kept) {
+                        if (!kept) s[mt][8 * sub + nt][2 * hf + e] = 0.f;
+                        bits[mt][hf] |= std::uint32_t(kept) << (2 * nt + e);
+                      });
+    const std::int64_t at = keep_index(p, b, h, row0) + (t + sub) * (kBlockN / 16);
 #pragma unroll
-    for (int hf = 0; hf < 2; ++hf)
-      if (row0 + mt * 16 + hf * 8 < p.Sq)
-        p.keep[at + std::int64_t(mt * 16 + hf * 8) * (p.Sk / 16)] = std::uint16_t(bits[mt][hf]);
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+        if (row0 + mt * 16 + hf * 8 < p.Sq)
+          p.keep[at + std::int64_t(mt * 16 + hf * 8) * (p.Sk / 16)] = std::uint16_t(bits[mt][hf]);
+  }
 }
 
-// P (S's probabilities in storage precision) as the A fragments of the four 16-key steps: n
+// P (S's probabilities in storage precision) as the A fragments of the NT / 2 16-key steps: n
 // tiles 2j and 2j + 1 of S are key step j.
-template <class T, int MT>
-__device__ __forceinline__ void pack_p(std::uint32_t (&pa)[4][MT][4], const float (&s)[MT][8][4]) {
+template <class T, int MT, int NT>
+__device__ __forceinline__ void pack_p(std::uint32_t (&pa)[NT / 2][MT][4],
+                                       const float (&s)[MT][NT][4]) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+  for (int kk = 0; kk < NT / 2; ++kk)
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
       pa[kk][mt][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
@@ -365,22 +381,25 @@ __device__ __forceinline__ void store_o(const FlashParams& p, const RowState<MT>
     }
 }
 
-// Key tiles a block of query rows from m0 needs: up to the last key any of its rows sees.
+// Key tiles of `Keys` keys a block of query rows from m0 needs: up to the last key any of its
+// rows sees.
+template <int Keys = kBlockN>
 __device__ __forceinline__ int key_tiles(const FlashParams& p, int m0, int b) {
   int keys = p.Sk;
   if (p.causal) keys = min(keys, m0 + kBlockM);
   if (p.kv_lens) keys = min(keys, p.kv_lens[b]);
-  return (keys + kBlockN - 1) / kBlockN;
+  return (keys + Keys - 1) / Keys;
 }
 
-// Hides (-inf) the scores of key tile t that the masks hide from this thread's rows (row0: its
-// first row; mt, hf as in RowState). Columns are keys in key_order: 16·(lane%4) + 2·nt + e.
-template <int MT>
-__device__ __forceinline__ void mask_tile(float (&s)[MT][8][4], const FlashParams& p, int b,
+// Hides (-inf) the scores of the NT / 8 key tiles of 64 from `t` that the masks (and the end of
+// the keys) hide from this thread's rows (row0: its first row; mt, hf as in RowState). Columns
+// are keys in key_order: 64·(nt / 8) + 16·(lane%4) + 2·(nt % 8) + e.
+template <int MT, int NT>
+__device__ __forceinline__ void mask_tile(float (&s)[MT][NT][4], const FlashParams& p, int b,
                                           int row0, int t) {
   const int len = p.kv_lens ? p.kv_lens[b] : p.Sk;
-  const int key0 = t * kBlockN;
-  if (key0 + kBlockN <= len && (!p.causal || key0 + kBlockN - 1 <= row0)) return;  // none hidden
+  const int key0 = t * kBlockN, keys = 8 * NT;
+  if (key0 + keys <= len && (!p.causal || key0 + keys - 1 <= row0)) return;  // none hidden
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -388,10 +407,10 @@ __device__ __forceinline__ void mask_tile(float (&s)[MT][8][4], const FlashParam
       const int row = row0 + mt * 16 + hf * 8;
       const int end = p.causal ? min(len, row + 1) : len;  // keys < end are seen
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e)
-          if (key0 + 16 * int(threadIdx.x % 4) + 2 * nt + e >= end)
+          if (key0 + 64 * (nt / 8) + 16 * int(threadIdx.x % 4) + 2 * (nt % 8) + e >= end)
             s[mt][nt][2 * hf + e] = -INFINITY;
     }
 }
@@ -419,16 +438,23 @@ struct BlockOrder {
   }
   int blocks() const { return items * heads; }
 };
-// With uneven work, a tail of about two waves of blocks (blocks_per_sm of the kernel fit on each
-// of the current device's SMs): enough that its heaviest items, which start first, end before
-// the lightest; else none.
-BlockOrder block_order(int items, int heads, bool uneven, int blocks_per_sm);
+// With uneven work (heaviest_share: the heaviest item's share of a head's work, 0 when even), a
+// tail holding for each block the GPU runs at once (`slots`) 1.5 times the work of the heaviest
+// item, so that the tail's heaviest items, which start first as slots free up, end no later than
+// its lightest (1.5: where a schedule of the backward's work ends within 1-2% of even, the test
+// FlashBlockOrderTailEndsTheGridOnTime). Grouped-query attention's backward makes its heaviest
+// items G times a dQ block's; the old rule, two waves of blocks, then ended the grid on them.
+BlockOrder block_order(int items, int heads, double heaviest_share, int slots);
+// Blocks of a kernel with blocks_per_sm on each SM of the current device run at once.
+int resident_blocks(int blocks_per_sm);
 
 // A block's work: query rows m0 ... m0 + kBlockM - 1 of head (b, h) against the keys of its K/V
-// head, and the cp.async copies of its tiles into shared memory (one group per call). With a
-// causal mask the blocks of a head are ranked from the last rows (the most key tiles) to the first.
-template <int Threads>
+// head in tiles of Keys (64, or 128: two tiles of 64 one after the other), and the cp.async copies
+// of its tiles into shared memory (one group per call). With a causal mask the blocks of a head
+// are ranked from the last rows (the most key tiles) to the first.
+template <int Threads, int Keys = kBlockN>
 struct BlockTiles {
+  static_assert(Keys % kBlockN == 0, "whole tiles of 64 keys");
   int m0, h, b, tiles;
   const char *q, *k, *v;  // the head's Q rows from m0, its first K and V rows
   const char* bias;       // the head's bias row m0 (when p.bias)
@@ -439,7 +465,7 @@ struct BlockTiles {
     m0 = (p.causal ? order.items - 1 - rank : rank) * kBlockM;
     h = head % p.NH;
     b = head / p.NH;
-    tiles = key_tiles(p, m0, b);
+    tiles = key_tiles<Keys>(p, m0, b);
     q = p.q + row_bytes(p.sq, b, h, m0);
     k = p.k + row_bytes(p.sk, b, h / p.group, 0);
     v = p.v + row_bytes(p.sv, b, h / p.group, 0);
@@ -449,7 +475,7 @@ struct BlockTiles {
   // Whether key tile t lies wholly above the causal diagonal for the block's rows up to
   // m0 + last_row (the last tile can be, for a block's first rows): nothing to compute.
   __device__ bool above_diagonal(const FlashParams& p, int t, int last_row) const {
-    return p.causal && t * kBlockN > m0 + last_row;
+    return p.causal && t * Keys > m0 + last_row;
   }
 
   // The Q rows (past Sq zero-filled) with key tile 0; Panels 64-column panels of each (the head
@@ -462,19 +488,20 @@ struct BlockTiles {
       load_tile<kBlockM, Threads>(sQ + c * kBlockM * kHD, q + c * kHD * 2, p.sq.s, p.Sq - m0);
     load_keys<Bias, Panels>(p, 0, sK, sV, sB);
   }
-  // K and V of key tile t, rows in key_order; with Bias the block's [kBlockM][64] bias tile
-  // (natural key order, rows past Sq zero-filled).
+  // K and V of key tile t, rows in key_order, rows past Sk zero-filled (the last tile of 128
+  // can hold 64 keys); with Bias the block's [kBlockM][64] bias tile (natural key order, rows
+  // past Sq zero-filled).
   template <bool Bias = false, int Panels = 1>
   __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK, std::uint16_t* sV,
                             std::uint16_t* sB = nullptr) const {
+    static_assert(!Bias || Keys == kBlockN, "bias tiles of 64 keys");
+    const int rows = Keys == kBlockN ? kBlockN : p.Sk - t * Keys;  // Sk: a multiple of 64
 #pragma unroll
     for (int c = 0; c < Panels; ++c) {
-      load_tile<kBlockN, Threads, true>(sK + c * kBlockN * kHD,
-                                        k + (std::int64_t(t) * kBlockN * p.sk.s + c * kHD) * 2,
-                                        p.sk.s, kBlockN);
-      load_tile<kBlockN, Threads, true>(sV + c * kBlockN * kHD,
-                                        v + (std::int64_t(t) * kBlockN * p.sv.s + c * kHD) * 2,
-                                        p.sv.s, kBlockN);
+      load_tile<Keys, Threads, true>(
+          sK + c * Keys * kHD, k + (std::int64_t(t) * Keys * p.sk.s + c * kHD) * 2, p.sk.s, rows);
+      load_tile<Keys, Threads, true>(
+          sV + c * Keys * kHD, v + (std::int64_t(t) * Keys * p.sv.s + c * kHD) * 2, p.sv.s, rows);
     }
     if constexpr (Bias) load_tile<kBlockM, Threads>(sB, bias + t * kBlockN * 2, p.Sk, p.Sq - m0);
     cp_async_commit();

@@ -14,13 +14,14 @@
 #include "kernels/fp8_linear.hpp"
 #include "kernels/gemm.hpp"
 #include "launch_timing.hpp"
+#include "speed_lines.hpp"
 #include "xfbench/memory.hpp"
 
 namespace xk = xfbench::kernels;
 
 namespace {
 
-FILE* g_out = nullptr;
+const xftest::JsonLines* g_out = nullptr;
 
 void report(const std::string& layer, const std::string& what, double ms, double flop,
             double bytes) {
@@ -30,8 +31,7 @@ void report(const std::string& layer, const std::string& what, double ms, double
                 "\"GB/s\": %.1f}",
                 layer.c_str(), what.c_str(), ms, flop ? flop / ms / 1e9 : 0.0,
                 bytes ? bytes / ms / 1e6 : 0.0);
-  std::puts(line);
-  if (g_out) std::fprintf(g_out, "%s\n", line);
+  g_out->write(line);
 }
 
 xk::GemmDesc bf16(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb) {
@@ -109,16 +109,15 @@ void layer(const char* name, int T, int K, int M) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const xftest::JsonLines out(argc, argv);
+  g_out = &out;
   int T = 8192;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--out=", 6) == 0) g_out = std::fopen(argv[i] + 6, "w");
+  for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--tokens=", 9) == 0) T = std::atoi(argv[i] + 9);
-  }
   // llama-3.1-8b: hidden 4096, q 32 x 128 and kv 8 x 128 (qkv 6144), SwiGLU intermediate 14336.
   layer("qkv", T, 4096, 6144);
   layer("o_proj", T, 4096, 4096);
   layer("gate_up", T, 4096, 2 * 14336);
   layer("down", T, 14336, 4096);
-  if (g_out) std::fclose(g_out);
   return 0;
 }

@@ -20,40 +20,14 @@
 #include "kernels/gemm_fused.hpp"
 #include "kernels/layernorm.hpp"
 #include "launch_timing.hpp"
+#include "speed_lines.hpp"
 #include "xfbench/memory.hpp"
 
 namespace xk = xfbench::kernels;
 
 namespace {
 
-FILE* g_out = nullptr;
-
-void report(const std::string& shape, const std::string& what, double ms, double flop,
-            double diff) {
-  char line[400];
-  std::snprintf(line, sizeof line,
-                "{\"shape\": \"%s\", \"what\": \"%s\", \"ms\": %.5f, \"TFLOPS\": %.1f, "
-                "\"max_rel_diff\": %.2e}",
-                shape.c_str(), what.c_str(), ms, flop / ms / 1e9, diff);
-  std::puts(line);
-  if (g_out) std::fprintf(g_out, "%s\n", line);
-}
-
-// Largest |a - b| over the largest |b|, for two device arrays of n T.
-template <class T>
-double max_rel_diff(const T* a, const T* b, std::size_t n) {
-  std::vector<T> ha(n), hb(n);
-  XF_CUDA_CHECK(cudaDeviceSynchronize());
-  XF_CUDA_CHECK(cudaMemcpy(ha.data(), a, n * sizeof(T), cudaMemcpyDeviceToHost));
-  XF_CUDA_CHECK(cudaMemcpy(hb.data(), b, n * sizeof(T), cudaMemcpyDeviceToHost));
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = float(ha[i]), y = float(hb[i]);
-    diff = std::max(diff, std::abs(x - y));
-    scale = std::max(scale, std::abs(y));
-  }
-  return std::isfinite(diff) ? diff / std::max(scale, 1e-30) : INFINITY;
-}
+const xftest::JsonLines* g_out = nullptr;
 
 template <class T>
 void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kind) {
@@ -90,16 +64,17 @@ void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kin
   fo.bias = bi.data();
   auto fused_fwd = [&] { f_up.run(nullptr, fo); };
   unfused_fwd(), fused_fwd();
-  const double d_act = max_rel_diff(act2.data(), act.data(), act.size());
+  const double d_act = xftest::max_rel_diff(act2.data(), act.data(), act.size());
   // Alternate to share clock states; keep each one's best of three.
   double t_u = 1e30, t_f = 1e30;
   for (int r = 0; r < 3; ++r) {
     t_u = std::min(t_u, xftest::time_ms(unfused_fwd, 30));
     t_f = std::min(t_f, xftest::time_ms(fused_fwd, 30));
   }
-  report(label, "fwd unfused (" + g_up.algo_info().label() + " + gelu)", t_u, flop, 0);
-  report(label, "fwd fused (" + f_up.label() + ")", t_f, flop, d_act);
-  report(label, "fwd gemm alone", xftest::time_ms([&] { g_up.run(nullptr, o_up); }, 30), flop, 0);
+  g_out->product(label, "fwd unfused (" + g_up.algo_info().label() + " + gelu)", t_u, flop, 0);
+  g_out->product(label, "fwd fused (" + f_up.label() + ")", t_f, flop, d_act);
+  g_out->product(label, "fwd gemm alone", xftest::time_ms([&] { g_up.run(nullptr, o_up); }, 30),
+                 flop, 0);
 
   // Backward: dact = dy·Wout, then the GELU backward in place (pre without bias: + bias) /
   // the fused product on the fused forward's pre (bias included).
@@ -121,22 +96,23 @@ void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kin
   bo.a = dy.data(), bo.b = wout.data(), bo.out = dpre2.data(), bo.pre = pre2.data();
   auto fused_bwd = [&] { f_dn.run(nullptr, bo); };
   unfused_bwd(), fused_bwd();
-  const double d_dpre = max_rel_diff(dpre2.data(), dpre.data(), dpre.size());
+  const double d_dpre = xftest::max_rel_diff(dpre2.data(), dpre.data(), dpre.size());
   t_u = t_f = 1e30;
   for (int r = 0; r < 3; ++r) {
     t_u = std::min(t_u, xftest::time_ms(unfused_bwd, 30));
     t_f = std::min(t_f, xftest::time_ms(fused_bwd, 30));
   }
-  report(label, "bwd unfused (" + g_dn.algo_info().label() + " + dgelu)", t_u, flop, 0);
-  report(label, "bwd fused (" + f_dn.label() + ")", t_f, flop, d_dpre);
-  report(label, "bwd gemm alone", xftest::time_ms([&] { g_dn.run(nullptr, o_dn); }, 30), flop, 0);
+  g_out->product(label, "bwd unfused (" + g_dn.algo_info().label() + " + dgelu)", t_u, flop, 0);
+  g_out->product(label, "bwd fused (" + f_dn.label() + ")", t_f, flop, d_dpre);
+  g_out->product(label, "bwd gemm alone", xftest::time_ms([&] { g_dn.run(nullptr, o_dn); }, 30),
+                 flop, 0);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--out=", 6) == 0) g_out = std::fopen(argv[i] + 6, "w");
+  const xftest::JsonLines out(argc, argv);
+  g_out = &out;
   std::string why;
   if (!xk::fused_gemm_available(&why)) {
     std::fprintf(stderr, "gelu_products_speed: %s\n", why.c_str());
@@ -151,6 +127,5 @@ int main(int argc, char** argv) {
   shape<__nv_bfloat16>("gpt2-medium T=8192", xk::Precision::bf16, 8192, 1024, 4096, xk::Gelu::tanh);
   shape<__nv_bfloat16>("gpt2 T=16384", xk::Precision::bf16, 16384, 768, 3072, xk::Gelu::tanh);
   shape<__nv_bfloat16>("gpt2-xl T=8192", xk::Precision::bf16, 8192, 1600, 6400, xk::Gelu::tanh);
-  if (g_out) std::fclose(g_out);
   return 0;
 }

@@ -19,6 +19,12 @@ using namespace xftest;
 
 namespace {
 
+std::vector<char> device_bytes(const char* p, std::size_t n) {
+  std::vector<char> h(n);
+  XF_CUDA_CHECK(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost));
+  return h;
+}
+
 // With a bias, the backward's bias gradient too (its diagonal sums, against float64), and it is
 // the same bit for bit when run again.
 template <class T>
@@ -31,13 +37,18 @@ void check_flash(const Case& c, xk::FlashKernel kernel) {
   const void* bias = c.bias ? pr.d_bias.get() : nullptr;
   xfbench::DeviceBuffer<float> lse(attn.stats_elements()), scratch(attn.scratch_elements());
   Dev<float> dbias(std::max<std::size_t>(attn.bias_grad_elements(), 1));  // poisoned
-  xfbench::DeviceBuffer<char> keep(std::max<std::size_t>(attn.keep_bytes(), 1));
-  xfbench::poison(keep.data(), keep.bytes(), nullptr);  // bits the forward skips stay poisoned
+  // Bits the forward skips stay poisoned; a guard of 256 bytes after the last row must stay so.
+  constexpr std::size_t kGuard = 256;
+  xfbench::DeviceBuffer<char> keep(attn.keep_bytes() + kGuard);
+  xfbench::poison(keep.data(), keep.bytes(), nullptr);
+  const std::vector<char> guard = device_bytes(keep.data() + attn.keep_bytes(), kGuard);
   // Saved keep bits on one layout, drawn again by the backward on the other: both paths tested.
   const bool save_bits = pr.layout == xk::QkvLayout::bshd;
   const xk::FlashSaved saved{lse.data(), save_bits ? keep.data() : nullptr};
   attn.forward(pr.o.get(), saved, pr.ptr(0), pr.ptr(1), pr.ptr(2), pr.d_lens.data(), bias, drop,
                nullptr);
+  EXPECT_EQ(device_bytes(keep.data() + attn.keep_bytes(), kGuard), guard)
+      << "the forward wrote keep bits past the last row's";
   pr.reference(drop);
   if (!attn.has_backward()) {
     const auto& d = pr.desc;
@@ -201,6 +212,14 @@ TYPED_TEST(Attention, FlashHeadDim128MatchesReference) {
   check_flash<TypeParam>({4, 2, 256, 128, sbhd, true, false, false, 0.1f}, xk::FlashKernel::best);
   check_flash<TypeParam>({2, 3, 128, 128, sbhd, false, true, false, 0.f}, xk::FlashKernel::best);
   check_flash<TypeParam>({2, 2, 256, 128, sbhd, false, false, false, 0.1f}, xk::FlashKernel::best);
+  // The forward takes keys in tiles of 128: a last tile of 64 keys (an odd multiple of 64), alone,
+  // under the causal mask with dropout, and beside the padding mask.
+  check_flash<TypeParam>({1, 4, 64, 128, bshd, false, false, false, 0.f, 0.f, 2},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 4, 192, 128, bshd, false, true, false, 0.1f, 0.f, 1},
+                         xk::FlashKernel::best);
+  check_flash<TypeParam>({2, 4, 320, 128, bshd, true, false, false, 0.1f, 0.f, 2},
+                         xk::FlashKernel::best);
 }
 
 // Causality, exactly: a query sees no later key, so new queries, keys, values and output
@@ -319,6 +338,46 @@ TEST(Attention, FlashBlockOrderCoversEveryItemOnce) {
     }
     EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), order.blocks());
   }
+}
+
+// The causal backward's schedule on an H100's 132 SMs, two or three blocks each: blocks start in
+// index order on the first free slot, each taking its products (a dK/dV block of key tile n
+// G·(T − n) tile pairs of 4, a dQ block T − n of 3, plus 4 for its start and end). With the tail
+// the weights give, every grid ends within 2.5% of its work spread evenly; the old rule (two
+// waves of blocks) ended 8-11% late where grouped-query attention makes the dK/dV blocks G times
+// heavier (llama-3.2-1b s4096 b4, llama-3.1-8b s4096 b2, 3B s4096 b1), as good without groups.
+TEST(Attention, FlashBlockOrderTailEndsTheGridOnTime) {
+  using xk::detail::BlockOrder;
+  struct Grid {
+    int B, kv_heads, G, S, slots;
+  };
+  for (const Grid& g :
+       {Grid{4, 8, 4, 4096, 396}, Grid{2, 8, 4, 4096, 264}, Grid{1, 8, 3, 4096, 264},
+        Grid{4, 8, 4, 2048, 396}, Grid{64, 16, 1, 1024, 396}}) {
+    SCOPED_TRACE(testing::Message() << "B " << g.B << " kv heads " << g.kv_heads << " G " << g.G
+                                    << " S " << g.S << " slots " << g.slots);
+    const int T = g.S / 64, items = T + g.G * T, heads = g.B * g.kv_heads;
+    const BlockOrder order = xk::detail::block_order(items, heads, 8.0 / (7.0 * (T + 1)), g.slots);
+    auto work = [&](int rank) {
+      const int n = rank / (g.G + 1);
+      return (rank % (g.G + 1) == 0 ? 4.0 * g.G * (T - n) : 3.0 * (T - n)) + 4.0;
+    };
+    std::vector<double> free_at(std::size_t(g.slots), 0.0);
+    double total = 0;
+    for (int block = 0; block < order.blocks(); ++block) {
+      int rank = -1, head = -1;
+      order.locate(block, rank, head);
+      auto slot = std::min_element(free_at.begin(), free_at.end());
+      *slot += work(rank);
+      total += work(rank);
+    }
+    const double end = *std::max_element(free_at.begin(), free_at.end());
+    EXPECT_LE(end, 1.025 * total / g.slots) << "tail " << order.tail << " of " << heads;
+  }
+  EXPECT_EQ(xk::detail::block_order(64, 32, 0.0, 396).tail, 0);       // even work: no tail
+  EXPECT_EQ(xk::detail::block_order(64, 32, 0.5, 0).tail, 0);         // no device: no tail
+  EXPECT_EQ(xk::detail::block_order(8, 512, 2.0 / 9, 264).tail, 88);  // 1.5 · 264 · 2/9
+  EXPECT_EQ(xk::detail::block_order(8, 3, 2.0 / 9, 264).tail, 3);     // at most every head
 }
 
 // Same Dropout, same mask: the flash and unfused forwards agree with dropout on (bert-large heads).
