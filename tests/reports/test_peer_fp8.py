@@ -500,13 +500,13 @@ def test_context_names_torchao_where_it_imports(monkeypatch):
 # ---- gpt2-xl (issue 34's other training target) ------------------------------------------------
 
 def test_gpt2_xl_fp8_is_xfbench_s_case():
-    """gpt2-xl s1024 batch 2 in fp8 (issue 34's other training target): the name xfbench gives its
-    fp8 case of that shape (its plugin lists it with --xfbench_train_models=gpt2-xl
-    --xfbench_train_batches=2 --xfbench_train_precisions=fp8), counters as its bf16 case's."""
+    """gpt2-xl s1024 batch 2 and 8 in fp8 (issue 34's other training target): the names xfbench
+    gives its fp8 cases of those shapes (its plugin lists them with --xfbench_train_models=gpt2-xl
+    --xfbench_train_batches=2,8 --xfbench_train_precisions=fp8), counters as its bf16 case's."""
     specs = peer.default_specs(["TrainStep"], train_models=["gpt2-xl"], train_precisions=["fp8"])
     assert [s.gb_name for s in specs] == [
-        "TrainStep/torchao-compile/gpt2-xl/fp8/recipe:current/seq:1024/batch:2/accum:1/ckpt:off/"
-        "adamw:fused/manual_time"]
+        f"TrainStep/torchao-compile/gpt2-xl/fp8/recipe:current/seq:1024/batch:{b}/accum:1/ckpt:off/"
+        "adamw:fused/manual_time" for b in (2, 8)]
     assert specs[0].kw["model"] == "gpt2-xl" and specs[0].kw["backend"] == "torchao-compile"
     assert loader.map_backend(loader.strip_name(specs[0].gb_name), TO_FUSED) == (
         "TrainStep/fused/gpt2-xl/fp8/recipe:current/seq:1024/batch:2/accum:1/ckpt:off/adamw:fused")
