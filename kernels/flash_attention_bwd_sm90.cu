@@ -485,6 +485,8 @@ __device__ __forceinline__ void dq_block(const FlashBwdParams& p, int b, int h, 
 // (j: its key tile, T tiles) and a dQ block i + 1 key tiles, so BlockOrder's ranks go down the
 // key tiles, heaviest first: (G + 1)·n is key tile n, and the G ranks after it query tile
 // T − 1 − n of each query head (T − n tiles each; with G = 1 the pairs 2n, 2n + 1 of equal work).
+// The heaviest, key tile 0's dK/dV block, has G·T tile pairs of 4 products (S, dP, dV, dK) of a
+// head's G·T·(T + 1) / 2 of 4 and as many of 3 (dQ's S, dP, dQ): 8 / (7·(T + 1)), whatever G.
 // At head dim 64 three blocks per SM (168 registers, a few spilled) beat two without spills: 0.88
 // vs 0.93 ms at s512 b64 (plugins/bert_layer/PERF.md). With a bias the dQ blocks stage its tiles in
 // the two tiles they leave free, so the shared memory stays 64 KB.
@@ -524,12 +526,9 @@ void launch(const FlashBwdParams& p, int B, cudaStream_t stream) {
   (void)ready;
   const int G = p.f.group, nkv = p.f.NH / G;
   const int items = p.f.Sk / kTile + G * (p.f.Sq / kTile);
-  // Causal, with T key tiles: the dK/dV block of key tile 0 does G·T tile pairs of 4 products (S,
-  // dP, dV, dK), a head's blocks G·T·(T + 1) / 2 of 4 and as many of 3 (the dQ blocks' S, dP,
-  // dQ): a share of 8 / (7·(T + 1)), whatever G.
-  const int tiles = p.f.Sk / kTile;
-  const BlockOrder order = block_order(items, B * nkv, Causal ? 8.0 / (7.0 * (tiles + 1)) : 0.0,
-                                       resident_blocks(bwd_blocks_per_sm(HD)));
+  const double heaviest = 8.0 / (7.0 * (p.f.Sk / kTile + 1));  // the kernel's comment says why
+  const BlockOrder order =
+      block_order(items, B * nkv, Causal ? heaviest : 0.0, resident_blocks(bwd_blocks_per_sm(HD)));
   const dim3 grid = Causal ? dim3(order.blocks()) : dim3(items, nkv, B);
   backward_kernel<T, Causal, Bias, HD><<<grid, kBwdThreads, smem, stream>>>(p, order);
 }
