@@ -70,14 +70,8 @@ void shape(const char* name, int B, int NH, int NKV, int S, int HD) {
   flash_fwd(), cudnn_fwd(), flash_bwd(), cudnn_bwd();
   const double d_o = xftest::max_rel_diff(o_f.data(), o_c.data(), o_n);
   const double d_g = xftest::max_rel_diff(dqkv_f.data(), dqkv_c.data(), qkv_n);
-  // Alternate to share clock states; keep each one's best of three.
-  double tf = 1e30, tc = 1e30, bf = 1e30, bc = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    tf = std::min(tf, xftest::time_ms(flash_fwd, 20));
-    tc = std::min(tc, xftest::time_ms(cudnn_fwd, 20));
-    bf = std::min(bf, xftest::time_ms(flash_bwd, 20));
-    bc = std::min(bc, xftest::time_ms(cudnn_bwd, 20));
-  }
+  const auto t = xftest::best_alternating({flash_fwd, cudnn_fwd, flash_bwd, cudnn_bwd}, 20);
+  const double tf = t[0], tc = t[1], bf = t[2], bc = t[3];
   g_out->product(label, "fwd flash", tf, fwd_flop, d_o);
   g_out->product(label, "fwd cudnn", tc, fwd_flop, 0);
   g_out->product(label, "bwd flash", bf, 2 * fwd_flop, d_g);

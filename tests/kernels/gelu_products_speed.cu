@@ -65,12 +65,8 @@ void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kin
   auto fused_fwd = [&] { f_up.run(nullptr, fo); };
   unfused_fwd(), fused_fwd();
   const double d_act = xftest::max_rel_diff(act2.data(), act.data(), act.size());
-  // Alternate to share clock states; keep each one's best of three.
-  double t_u = 1e30, t_f = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    t_u = std::min(t_u, xftest::time_ms(unfused_fwd, 30));
-    t_f = std::min(t_f, xftest::time_ms(fused_fwd, 30));
-  }
+  auto t = xftest::best_alternating({unfused_fwd, fused_fwd}, 30);
+  double t_u = t[0], t_f = t[1];
   g_out->product(label, "fwd unfused (" + g_up.algo_info().label() + " + gelu)", t_u, flop, 0);
   g_out->product(label, "fwd fused (" + f_up.label() + ")", t_f, flop, d_act);
   g_out->product(label, "fwd gemm alone", xftest::time_ms([&] { g_up.run(nullptr, o_up); }, 30),
@@ -97,11 +93,8 @@ void shape(const char* name, xk::Precision p, int T_, int H, int I, xk::Gelu kin
   auto fused_bwd = [&] { f_dn.run(nullptr, bo); };
   unfused_bwd(), fused_bwd();
   const double d_dpre = xftest::max_rel_diff(dpre2.data(), dpre.data(), dpre.size());
-  t_u = t_f = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    t_u = std::min(t_u, xftest::time_ms(unfused_bwd, 30));
-    t_f = std::min(t_f, xftest::time_ms(fused_bwd, 30));
-  }
+  t = xftest::best_alternating({unfused_bwd, fused_bwd}, 30);
+  t_u = t[0], t_f = t[1];
   g_out->product(label, "bwd unfused (" + g_dn.algo_info().label() + " + dgelu)", t_u, flop, 0);
   g_out->product(label, "bwd fused (" + f_dn.label() + ")", t_f, flop, d_dpre);
   g_out->product(label, "bwd gemm alone", xftest::time_ms([&] { g_dn.run(nullptr, o_dn); }, 30),

@@ -5,7 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "xfbench/error.hpp"
 
@@ -27,6 +29,17 @@ inline double time_ms(const std::function<void()>& launch, int iters = 20, int w
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return ms / iters;
+}
+
+// Each launch's best of `rounds` time_ms(launch, iters), the launches taking turns within a round
+// so that they share the GPU's clock states.
+inline std::vector<double> best_alternating(const std::vector<std::function<void()>>& launches,
+                                            int iters, int rounds = 3) {
+  std::vector<double> best(launches.size(), 1e30);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < launches.size(); ++i)
+      best[i] = std::min(best[i], time_ms(launches[i], iters));
+  return best;
 }
 
 }  // namespace xftest
