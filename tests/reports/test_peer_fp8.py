@@ -607,3 +607,24 @@ def test_gpt2_xl_fp8_swaps_its_projections_then_converts(monkeypatch):
     monkeypatch.setattr(peer.builders.train, "conv1d_to_linear", lambda torch, model: 7)
     with pytest.raises(RuntimeError, match="not the 192 Conv1D projections"):
         peer.build_train(fp8_train_torch(), spec, "cuda:0")
+
+
+def test_gpt2_lm_names_its_loss_so_the_compiled_step_has_no_graph_break(monkeypatch):
+    """GPT2LMHeadModel's class name matches none of HF's loss names: without loss_type every
+    forward logs a warning that torch.compile cannot trace (a graph break before the loss)."""
+    made = {}
+
+    class GPT2Config:
+        def __init__(self, **kw):
+            made["config"] = kw
+
+    class GPT2LMHeadModel:
+        def __init__(self, cfg):
+            self.loss_type = None  # what transformers 5 derives from "GPT2LMHeadModel"
+    transformers = types.ModuleType("transformers")
+    transformers.GPT2Config, transformers.GPT2LMHeadModel = GPT2Config, GPT2LMHeadModel
+    install(monkeypatch, {"transformers": transformers})
+    spec = peer.default_specs(["TrainStep"], train_models=["gpt2-xl"], train_precisions=["fp8"])[0]
+    model, vocab = peer.builders.train.build_gpt2_lm(FakeTrainTorch(), spec)
+    assert model.loss_type == "ForCausalLM" and vocab == 50257
+    assert made["config"]["n_layer"] == 48 and made["config"]["n_embd"] == 1600

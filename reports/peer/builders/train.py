@@ -70,7 +70,14 @@ def build_gpt2_lm(torch, spec):
     L, h, heads, V = TRAIN_MODELS[k["model"]]
     cfg = GPT2Config(n_embd=h, n_layer=L, n_head=heads, vocab_size=V, n_positions=max(1024, k["seq"]))
     cfg._attn_implementation = k["attention"]
-    return GPT2LMHeadModel(cfg), V
+    model = GPT2LMHeadModel(cfg)
+    # HF names a model's loss after its class ("...ForCausalLM"); GPT2LMHeadModel's name matches
+    # none, so every forward logs "loss_type=None ... unrecognized" and takes ForCausalLM's loss:
+    # the same loss, but torch.compile cannot trace the logging call, and the step then compiles
+    # with a graph break before the loss (gpt2-xl: 267 s and the loss outside the graph). Named,
+    # the step is one graph.
+    model.loss_type = "ForCausalLM"
+    return model, V
 
 
 def conv1d_to_linear(torch, model):
