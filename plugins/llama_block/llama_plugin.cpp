@@ -34,14 +34,15 @@ BlockConfig model_from_flags(std::string& tag) {
       flag_string("llama_model", kDefaultModel,
                   "LlamaBlock model: llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, llama-3.1-70b "
                   "(custom sizes: the flags below)"));
-  auto size = [](const char* flag, const char* what) {
-    return int(flag_int(flag, 0, std::string("LlamaBlock ") + what + " (0: the model's)",
+  auto size = [](const char* flag, const char* what, const char* zero = "the model's") {
+    return int(flag_int(flag, 0, std::string("LlamaBlock ") + what + " (0: " + zero + ")",
                         {0, 1 << 20, ""}));
   };
   const int hidden = size("llama_hidden", "hidden size");
   const int heads = size("llama_heads", "attention (query) heads");
   const int kv_heads = size("llama_kv_heads", "key/value heads (grouped-query attention)");
-  const int head_dim = size("llama_head_dim", "head dim (0: hidden / heads if hidden is given)");
+  const int head_dim =
+      size("llama_head_dim", "head dim", "hidden / heads where either is given, else the model's");
   const int inter = size("llama_inter", "MLP intermediate size");
   const int h = hidden ? hidden : named.hidden, n = heads ? heads : named.heads;
   const int d = head_dim ? head_dim : (hidden || heads) && n > 0 ? h / n : named.head_dim;

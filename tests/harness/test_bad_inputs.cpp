@@ -164,6 +164,8 @@ TEST(BadInput, XfbenchFlagsSpeakTheirOwnUnit) {
       {"--xfbench_suite=most", 2, "--xfbench_suite='most'"},
       {"--xfbench_validate=maybe", 2, "--xfbench_validate='maybe': expected true or false"},
       {"--xfbench_device=abc", 2, "--xfbench_device='abc'"},
+      {"--xfbench_device=-1", 2, "--xfbench_device='-1': expected an integer from 0"},
+      {"--xfbench_device=4294967296", 2, "--xfbench_device='4294967296'"},
       {"--xfbench_iterations=0", 2, "--xfbench_iterations"},
       {"--xfbench_min_time=-1", 2, "--xfbench_min_time"},
       {"--xfbench_max_noise=0", 2, "--xfbench_max_noise"},

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <regex>
@@ -171,9 +172,11 @@ int run(int argc, char** argv) {
                 "ECC) and how they are joined (NVLinks, PCIe path, P2P), then exit");
   const bool allow_plugin_errors =
       flag_bool("allow_plugin_errors", false, "exit 0 even when a plugin failed to load");
+  // The range keeps the index an int: 4294967296 would otherwise become device 0.
   const long device = flag_int("device", 0,
                                "index of the CUDA device to run on (under mpirun or srun: "
-                               "default the rank's index on its node, modulo the GPUs)");
+                               "default the rank's index on its node, modulo the GPUs)",
+                               {0, std::numeric_limits<int>::max(), ""});
   const std::string suite =
       flag_string("suite", "default",
                   "default (the core cases when no --benchmark_filter is given) or all (every "
