@@ -193,6 +193,15 @@ TEST(LlamaFlags, NamesModelsAndErrors) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("key/value heads"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("batch 1, seq 2048"), std::string::npos) << r.err;
+  // A head dim one backend cannot take (cuDNN's SDPA: up to 128) is no bad input: that backend's
+  // cases skip with the reason when run, the others run.
+  r = xftest::run_host("--xfbench_llama_head_dim=256 --xfbench_suite=all --benchmark_list_tests",
+                       env);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("LlamaBlock/unfused/bf16/fwd/seq:2048/batch:1/hidden:4096/heads:32/"
+                       "kv_heads:8/head_dim:256/inter:14336"),
+            std::string::npos)
+      << r.out;
   r = xftest::run_host("--xfbench_llama_model=llama-2-7b --benchmark_list_tests", env);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--xfbench_llama_model: unknown model 'llama-2-7b'"), std::string::npos)
