@@ -89,6 +89,7 @@ std::string CaseSpec::name() const {
   CaseName n("Matmul");
   if (sweep) n.add("sweep");
   n.add(to_string(dtype)).add(layout.name());
+  if (fp8_fast_accum) n.add("accum", "fast");
   if (!model.empty()) n.add("model", model).add("gemm", gemm);
   return add_dims(n, shape).str();
 }
@@ -178,6 +179,7 @@ std::vector<CaseSpec> select_cases(const Selection& sel) {
       }
     }
   }
+  for (CaseSpec& c : out) c.fp8_fast_accum = sel.fp8_fast_accum && c.dtype == Dtype::fp8;
   return out;
 }
 

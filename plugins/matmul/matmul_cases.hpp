@@ -33,8 +33,9 @@ struct CaseSpec {
   Shape shape;
   std::string model, gemm;  // model GEMMs: e.g. "bert-large", "qkv"
   bool sweep = false;
-  // Matmul/<dtype>/<layout>/[model:X/gemm:Y/][batch:B/]m:M/n:N/k:K, or
-  // Matmul/sweep/<dtype>/<layout>/m:M/n:N/k:K.
+  bool fp8_fast_accum = false;  // fp8: no periodic fp32 promotion (another, less exact result)
+  // Matmul/<dtype>/<layout>/[accum:fast/][model:X/gemm:Y/][batch:B/]m:M/n:N/k:K, or
+  // Matmul/sweep/<dtype>/<layout>/[accum:fast/]m:M/n:N/k:K.
   std::string name() const;
 };
 
@@ -46,6 +47,7 @@ struct Selection {
   std::vector<Dtype> sweep_dtypes;
   std::vector<std::int64_t> sweep_m, sweep_n, sweep_k;
   Layout sweep_layout{false, true};
+  bool fp8_fast_accum = false;  // every fp8 case accumulates fast (and says so in its name)
 };
 
 // Seeds' squares (every dtype, NN; fp8 NT), NT/TN at 4096 and 8192 (fp16, bf16), and the GEMMs of

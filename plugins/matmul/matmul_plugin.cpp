@@ -22,7 +22,6 @@ struct Settings {
   int topk = 16;
   bool variants = false;
   std::size_t workspace = std::size_t(64) << 20;
-  bool fp8_fast_accum = false;
   int cooldown_ms = 150;
 };
 
@@ -36,13 +35,13 @@ k::Precision precision_of(Dtype d) {
   return k::precision_of(d);
 }
 
-k::GemmDesc desc_of(const CaseSpec& c, const Settings& s) {
+k::GemmDesc desc_of(const CaseSpec& c) {
   k::GemmDesc d;
   d.precision = precision_of(c.dtype);
   d.trans_a = c.layout.trans_a;
   d.trans_b = c.layout.trans_b;
   d.m = c.shape.m, d.n = c.shape.n, d.k = c.shape.k, d.batch = c.shape.batch;
-  d.fp8_fast_accum = s.fp8_fast_accum;
+  d.fp8_fast_accum = c.fp8_fast_accum;
   return d;
 }
 
@@ -128,7 +127,7 @@ void validate(cudaStream_t stream, const k::Gemm& plan, const k::GemmOperands& o
 }
 
 void run_case(benchmark::State& state, const CaseSpec& c, const Settings& s) {
-  const k::GemmDesc d = desc_of(c, s);
+  const k::GemmDesc d = desc_of(c);
   check_supported(c, d, s);
   const k::ElemType in = k::input_type(d.precision);
   Stream stream;
@@ -209,6 +208,9 @@ void register_cases() {
   sel.sweep_k = sizes("matmul_sweep_k", "2048,2816,4096,8192",
                       "sweep K values (default 2048,2816,4096,8192)");
   sel.sweep_layout = parse_layout(flag_string("matmul_sweep_layout", "NT", "layout of the sweep"));
+  sel.fp8_fast_accum = flag_bool("matmul_fp8_fast_accum", false,
+                                 "fp8: accumulate without periodic fp32 promotion (faster, less "
+                                 "exact; the names say accum:fast)");
 
   Settings s;
   s.search = flag_bool("matmul_search", true,
@@ -224,8 +226,6 @@ void register_cases() {
   if (ws < 0 || ws > 4096)
     XF_THROW(InvalidArgument, "--xfbench_matmul_workspace_mib must be 0..4096");
   s.workspace = std::size_t(ws) << 20;
-  s.fp8_fast_accum = flag_bool("matmul_fp8_fast_accum", false,
-                               "fp8: accumulate without periodic fp32 promotion (faster)");
   // An idle pause makes sense only for a short burst (hot mode): the steady protocol measures the
   // sustained state, and the PyTorch peer idles as little as xfbench does.
   long cool = flag_int("matmul_cooldown_ms", timing_mode() == TimingMode::steady ? 0 : 150,

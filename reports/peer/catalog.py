@@ -319,5 +319,5 @@ def specs_from_names(names):
                              f"(the other families by --families)")
         out.append(Spec("Matmul", name, dtype=axes["dtype"], layout=axes["layout"],
                         m=int(axes["m"]), n=int(axes["n"]), k=int(axes["k"]),
-                        batch=int(axes.get("batch", 1))))
+                        batch=int(axes.get("batch", 1)), fast_accum=axes.get("accum") == "fast"))
     return out

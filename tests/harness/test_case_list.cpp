@@ -48,14 +48,16 @@ TEST(CaseList, EveryCaseAsCommitted) {
 }
 
 // Every name the host lists, by default and with the flags that add optional segments (custom
-// sizes, fp8 recipes, dropout, parallel variants, burns beside the CPUs), has the shape
-// reports/name_schema.txt gives its family: the reports parse names by that file.
+// sizes, fp8 recipes and fast accumulation, dropout, parallel variants, burns beside the CPUs), has
+// the shape reports/name_schema.txt gives its family: the reports parse names by that file.
 TEST(CaseList, EveryNameHasItsFamilysShape) {
   const std::vector<xftest::NameShape> shapes =
       xftest::parse_name_schema(xftest::slurp(xftest::from_test_dir("name_schema.txt")));
   ASSERT_GT(shapes.size(), 10u);
   const char* listings[] = {
       "--benchmark_list_tests --xfbench_suite=all",
+      "--benchmark_list_tests --xfbench_matmul_fp8_fast_accum=true --xfbench_matmul_sweep=fp8 "
+      "--benchmark_filter=Matmul/",
       "--benchmark_list_tests --xfbench_bert_hidden=768 --xfbench_bert_heads=12 "
       "--xfbench_bert_intermediate=3072 --xfbench_bert_dropout_pct=0 --xfbench_bert_dtypes=fp8",
       "--benchmark_list_tests --xfbench_gpt2_model=gpt2-large --xfbench_gpt2_dtypes=bf16,fp8",

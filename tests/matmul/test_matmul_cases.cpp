@@ -136,6 +136,27 @@ TEST(MatmulCases, FlagsNarrowAndWiden) {
   EXPECT_EQ(cases.back().name(), "Matmul/sweep/bf16/NT/m:8192/n:8192/k:8192");
 }
 
+// Fast accumulation computes another (less exact) product: the fp8 names say so, the others are
+// untouched by it.
+TEST(MatmulCases, FastAccumulationIsInTheFp8Names) {
+  mm::Selection sel;
+  sel.shapes = mm::parse_shapes("100x200x300");
+  sel.dtypes = {Dtype::bf16, Dtype::fp8};
+  sel.sweep_dtypes = {Dtype::fp8};
+  sel.sweep_m = sel.sweep_n = sel.sweep_k = {4096};
+  sel.fp8_fast_accum = true;
+  auto cases = mm::select_cases(sel);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].name(), "Matmul/bf16/NN/m:100/n:200/k:300");
+  EXPECT_FALSE(cases[0].fp8_fast_accum);
+  EXPECT_EQ(cases[1].name(), "Matmul/fp8/NT/accum:fast/m:100/n:200/k:300");
+  EXPECT_TRUE(cases[1].fp8_fast_accum);
+  EXPECT_EQ(cases[2].name(), "Matmul/sweep/fp8/NT/accum:fast/m:4096/n:4096/k:4096");
+  EXPECT_TRUE(cases[2].fp8_fast_accum);
+  sel.fp8_fast_accum = false;
+  EXPECT_EQ(mm::select_cases(sel)[1].name(), "Matmul/fp8/NT/m:100/n:200/k:300");
+}
+
 TEST(MatmulCases, ModelGemmsFollowTheModels) {
   auto g = mm::model_gemms(Dtype::fp16, 64, 512);
   ASSERT_EQ(g.size(), 9u);

@@ -2,6 +2,8 @@
 (plugins/matmul/torch_peer.py) did, now in the one package."""
 
 from reports_helpers import run_cli  # first: puts the repository root on sys.path
+import types
+
 import pytest
 
 from peer_torch_helpers import SCRIPT, peer
@@ -16,7 +18,9 @@ def test_matmul_specs_from_xfbench_names():
         "Matmul/bf16/NN/m:8192/n:8192/k:8192", "Matmul/sweep/fp8/NT/m:256/n:512/k:1024",
         "Matmul/fp16/TN/model:bert-large/gemm:qkv/batch:4/m:512/n:3072/k:1024"]
     assert specs[1].kw == {"dtype": "fp8", "layout": "NT", "m": 256, "n": 512, "k": 1024,
-                           "batch": 1}
+                           "batch": 1, "fast_accum": False}
+    fast = peer.specs_from_names(["Matmul/sweep/fp8/NT/accum:fast/m:256/n:512/k:1024"])[0]
+    assert fast.kw["fast_accum"] and fast.kw["m"] == 256 and fast.kw["dtype"] == "fp8"
     assert specs[2].kw["batch"] == 4 and specs[2].kw["layout"] == "TN"
     # batch counts in the FLOPs, as xfbench's 2mnk·batch
     assert peer.counters(specs[2], 1.0)["TFLOPS"] == pytest.approx(2 * 512 * 3072 * 1024 * 4 / 1e12)
@@ -75,3 +79,24 @@ def test_paired_alternates_sides_and_takes_per_pair_ratios():
     assert results[0]["ratios"] == pytest.approx([1.1, 0.9, 1.05])
     assert results[0]["xfbench_labels"] == ["label"] * 3
     assert "1.050" in lines[1] and lines[-1] == "1 of 1 cases with a median paired ratio >= 1"
+
+
+def test_fp8_products_accumulate_as_the_name_says():
+    """accum:fast reaches torch._scaled_mm as use_fast_accum=True; a name without it, False."""
+    from reports.peer.builders.kernels import build_matmul
+
+    class T:  # a tensor that only remembers nothing: every op returns another
+        def __mul__(self, o): return self
+        def __sub__(self, o): return self
+        def to(self, *a): return self
+        def transpose(self, *a): return self
+
+    calls = []
+    torch = types.SimpleNamespace(
+        float32="f32", bfloat16="bf16", float16="f16", float8_e4m3fn="e4m3",
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace())),
+        rand=lambda *a, **k: T(), ones=lambda *a, **k: T(),
+        _scaled_mm=lambda a, b, **kw: calls.append(kw["use_fast_accum"]))
+    for name in ("Matmul/fp8/NT/accum:fast/m:16/n:16/k:16", "Matmul/fp8/NT/m:16/n:16/k:16"):
+        build_matmul(torch, peer.specs_from_names([name])[0], "cuda")()
+    assert calls == [True, False]

@@ -7,7 +7,7 @@ def build_matmul(torch, spec, dev):
     """torch.matmul on inputs uniform in [-1, 1), as xfbench's Matmul fills them (the bits an input
     toggles set the power, and under the cap the clock), in the case's layout (a transposed
     operand a transposed view, as cuBLAS reads it) and batch; fp8 through torch._scaled_mm (e4m3,
-    unit scales, bf16 out: layout NT only, as cuBLASLt)."""
+    unit scales, bf16 out: layout NT only, as cuBLASLt; `accum:fast` names use_fast_accum)."""
     k = spec.kw
     dtype, layout, batch = k["dtype"], k.get("layout", "NN"), k.get("batch", 1)
     # tf32 is fp32 storage with TF32 tensor-core math; fp32 must really be fp32
@@ -26,7 +26,9 @@ def build_matmul(torch, spec, dev):
             raise RuntimeError("torch._scaled_mm runs 2-D fp8 products in layout NT only")
         a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
         one = torch.ones((), device=dev, dtype=torch.float32)
-        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        fast = bool(k.get("fast_accum", False))
+        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                        use_fast_accum=fast)
     c = torch.empty(*lead, k["m"], k["n"], device=dev, dtype=storage)
     return lambda: torch.matmul(a, b, out=c)
 
