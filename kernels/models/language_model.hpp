@@ -112,6 +112,13 @@ class LanguageModel {
 
   // One optimizer step (enqueued on `stream`, no host synchronisation).
   void step(cudaStream_t stream);
+  // Where a step's time goes: mark(part, stream) is called as each part of the step is enqueued,
+  // right after it, in order: "embeddings", "blocks forward", "head and loss", "blocks backward",
+  // "embeddings backward" (and "gradient accumulation" with accum > 1) each micro-batch, then
+  // "optimizer" (gradient norm, clipping, AdamW).
+  // A profile records a CUDA event there; never while a step is timed. Empty: no marks (default).
+  using PartDone = std::function<void(const char* part, cudaStream_t)>;
+  void set_part_marks(PartDone mark);
   // The gradients of one step without the optimizer: forward, loss and backward of every
   // micro-batch, accumulated (tests).
   void compute_gradients(cudaStream_t stream);

@@ -225,6 +225,7 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
     for (int l = 0; l < std::min(2, z.L); ++l) m.gather_layer(l);
   }
   embeddings_forward<T>(m, s, k, step);
+  m.done("embeddings", s);
   for (int l = 0; l < z.L; ++l) {
     if (sharded) m.use_layer(l, s);
     m.blocks[l]->forward(s, step);
@@ -232,7 +233,9 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
     m.release_layer(l, s);
     if (l + 2 < z.L) m.gather_layer(l + 2);
   }
+  m.done("blocks forward", s);
   head_forward_backward<T>(m, s, k);
+  m.done("head and loss", s);
   if (ready) (*ready)(0);
   for (int l = z.L - 1; l >= 0; --l) {
     if (sharded) m.gather_layer(l), m.use_layer(l, s), m.before_backward(l, s);
@@ -247,9 +250,11 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
     }
     if (ready) (*ready)(z.L - l);
   }
+  m.done("blocks backward", s);
   const int last = z.L % 2;  // the layer-0 input gradient's ping-pong buffer (arena_key)
   embeddings_backward<T>(m, s, k, step, at<T>(m, "dgrad" + std::to_string(last)),
                          at<T>(m, "dgrad" + std::to_string(1 - last)));
+  m.done("embeddings backward", s);
   if (ready) (*ready)(z.L + 1);
   if (sharded) m.join_collectives(s);  // the layers' gradients are in their chunks
   if (m.c.accum > 1) {                 // ZeRO-3: the layers' chunks as stored, each scattered above
@@ -259,6 +264,7 @@ void micro_batch_impl(Impl& m, cudaStream_t s, int k, const LanguageModel::Gradi
           cudaMemcpyAsync(m.accum_grads.p, m.grads.p, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
     else
       grad_accumulate<T>(static_cast<T*>(m.accum_grads.p), static_cast<const T*>(m.grads.p), n, s);
+    m.done("gradient accumulation", s);
   }
 }
 
@@ -287,6 +293,7 @@ void optimizer_impl(Impl& m, cudaStream_t s) {
   else
     adamw_unfused<T>(weights, m.master_weights(), m.moment1(), m.moment2(), grads,
                      at<void>(m, "adamw_scratch"), *m.adamw, config, m.scalars(), s);
+  m.done("optimizer", s);
 }
 
 }  // namespace
@@ -404,6 +411,8 @@ void LanguageModel::optimizer_step(cudaStream_t s) {
     XF_THROW(InvalidArgument, "language model: with a sharded optimizer the trainer steps it");
   impl_->optimizer_step(s);
 }
+
+void LanguageModel::set_part_marks(PartDone mark) { impl_->part_done = std::move(mark); }
 
 void LanguageModel::step(cudaStream_t s) {
   compute_gradients(s);

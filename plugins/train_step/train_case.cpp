@@ -9,6 +9,7 @@
 #include <map>
 
 #include "block_case.hpp"  // dropout_tag
+#include "step_parts.hpp"
 #include "train_validate.hpp"
 #include "xfbench/xfbench.hpp"
 
@@ -124,6 +125,7 @@ void run_case(benchmark::State& state, const Spec& spec) {
   state.counters["loss"] = model.loss(stream);
   if (c.precision == kernels::Precision::fp16)
     state.counters["skipped"] = model.scalars(stream).skipped;
+  print_step_parts(spec.name, model, stream);  // XFBENCH_STEP_PARTS=1: after the numbers
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "kernels/cross_entropy.hpp"
 #include "kernels/models/detail/language_model_layout.hpp"
+#include "step_parts.hpp"
 #include "test_host.hpp"
 #include "train_case.hpp"
 #include "train_test_util.hpp"
@@ -342,4 +343,19 @@ TEST(TrainPlugin, ListsTheSeedsCases) {
             std::string::npos)
       << graph.out;
   EXPECT_NE(graph.out.find("adamw:fused/dropout:0/dp/gpus:"), std::string::npos) << graph.out;
+}
+
+// The step-parts line: each part summed over a step's micro-batches, the median over steps (a
+// part a step lacks counts 0 there), in the order the parts first ended, and the medians' sum.
+TEST(TrainStepParts, LineTakesEachPartsMedianInOrder) {
+  using xfbench::train::StepParts;
+  const std::vector<StepParts> steps = {
+      {{"embeddings", 1.0}, {"blocks forward", 10.0}, {"embeddings", 1.0}, {"optimizer", 3.0}},
+      {{"embeddings", 4.0}, {"blocks forward", 12.0}, {"optimizer", 2.0}},
+      {{"embeddings", 3.0}, {"blocks forward", 11.0}, {"optimizer", 5.0}, {"late", 1.5}}};
+  EXPECT_EQ(xfbench::train::step_parts_line("TrainStep/x", steps),
+            "step parts TrainStep/x, median of 3 steps: embeddings 3.00 ms, blocks forward "
+            "11.00 ms, optimizer 3.00 ms, late 0.00 ms; sum 17.00 ms");
+  EXPECT_EQ(xfbench::train::step_parts_line("one", {{{"optimizer", 2.5}}}),
+            "step parts one, median of 1 step: optimizer 2.50 ms; sum 2.50 ms");
 }

@@ -12,6 +12,7 @@
 #include "kernels/cross_entropy.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/models/language_model.hpp"
+#include "step_parts.hpp"
 #include "test_gpu.hpp"
 #include "train_case.hpp"
 #include "train_test_util.hpp"
@@ -173,6 +174,41 @@ TEST(TrainStepGpu, AccumulationEqualsOneLargeBatch) {
           << p;
     std::printf("accumulation: worst gradient rel_l2 %.2e\n", worst);
   }
+}
+
+// Where a step's time goes (XFBENCH_STEP_PARTS): the parts in the step's order, every
+// micro-batch's (accumulation repeats them), each time positive, and their sum the step's time
+// between the first event and the last; without marks set again the step records nothing.
+TEST(TrainStepGpu, StepPartsAreMarkedInOrder) {
+  SKIP_WITHOUT_GPU();
+  TrainConfig c = xftest::tiny(LmKind::causal, Precision::bf16);
+  c.accum = 2;
+  LanguageModel m(c);
+  m.init_parameters(3);
+  m.set_data(kernels::step_data(c));
+  const std::vector<xfbench::train::StepParts> steps =
+      xfbench::train::profile_step_parts(m, 2, nullptr);
+  ASSERT_EQ(steps.size(), 2u);
+  const std::vector<std::string> micro = {"embeddings",          "blocks forward",
+                                          "head and loss",       "blocks backward",
+                                          "embeddings backward", "gradient accumulation"};
+  std::vector<std::string> expected = micro;
+  expected.insert(expected.end(), micro.begin(), micro.end());
+  expected.push_back("optimizer");
+  for (const auto& parts : steps) {
+    std::vector<std::string> names;
+    for (const auto& [part, ms] : parts) {
+      names.push_back(part);
+      EXPECT_GT(ms, 0.0) << part;
+    }
+    EXPECT_EQ(names, expected);
+  }
+  int marks = 0;
+  m.set_part_marks([&](const char*, cudaStream_t) { ++marks; });
+  m.set_part_marks({});
+  m.step(nullptr);
+  EXPECT_EQ(marks, 0);
+  std::printf("%s\n", xfbench::train::step_parts_line("tiny", steps).c_str());
 }
 
 // Fused (one launch) and unfused (a chain per tensor) AdamW: the same weights, master weights

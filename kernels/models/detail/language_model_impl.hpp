@@ -52,8 +52,12 @@ struct LanguageModel::Impl {
   std::unique_ptr<LayerWindows> windows;                       // ZeRO-3 only
   std::vector<std::unique_ptr<TransformerBlock>> blocks;
   std::unique_ptr<AdamWPlan> adamw;
-  std::uint64_t micro_step = 0;  // dropout masks: a new Philox offset per micro-batch
-  bool tuning = false;           // run() searches each GEMM plan's algorithms first
+  std::uint64_t micro_step = 0;       // dropout masks: a new Philox offset per micro-batch
+  bool tuning = false;                // run() searches each GEMM plan's algorithms first
+  LanguageModel::PartDone part_done;  // set_part_marks: a profile's marks, or none
+  void done(const char* part, cudaStream_t s) const {
+    if (part_done) part_done(part, s);
+  }
 
   // The LM head's GEMMs: BERT's transform (dense) and the tied decoder, forward and backward.
   Gemm *dense = nullptr, *d_dense_w = nullptr, *d_dense_x = nullptr;
