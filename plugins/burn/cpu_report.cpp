@@ -6,16 +6,10 @@
 
 #include "burn_text.hpp"
 #include "cpu_topology.hpp"
+#include "xfbench/counters.hpp"  // median
 
 namespace xfbench::burn {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::uint64_t mismatches(const CoreResult& c) {
   std::uint64_t n = 0;

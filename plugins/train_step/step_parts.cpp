@@ -1,24 +1,14 @@
 #include "step_parts.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 
 #include "kernels/models/language_model.hpp"
+#include "xfbench/counters.hpp"  // median
 #include "xfbench/memory.hpp"
 
 namespace xfbench::train {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 std::string step_parts_line(const std::string& name, const std::vector<StepParts>& steps) {
   std::vector<std::string> order;
@@ -51,7 +41,6 @@ std::vector<StepParts> profile_step_parts(kernels::LanguageModel& model, int ste
   for (int i = 0; i < steps; ++i) {
     Event start;
     std::vector<std::pair<std::string, Event>> ends;
-    ends.reserve(16);
     model.set_part_marks([&](const char* part, cudaStream_t st) {
       ends.emplace_back(part, Event());
       ends.back().second.record(st);

@@ -27,6 +27,9 @@ TEST(Counters, RatesInPlainUnits) {
   EXPECT_DOUBLE_EQ(percent_of(494.7, 989.4), 50.0);
   EXPECT_EQ(percent_of(1.0, 0.0), 0.0);
   EXPECT_EQ(tflops(1e12, 0.0), 0.0);
+  EXPECT_EQ(median({}), 0.0);
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
 }
 
 DeviceInfo h100() {

@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "xfbench/dtype.hpp"
 #include "xfbench/timer.hpp"
@@ -31,5 +32,7 @@ void add_label(benchmark::State& state, const std::string& note);
 double tflops(double flops, double seconds);
 double gbps(double bytes, double seconds);
 double percent_of(double value, double peak);  // 0 when the peak is unknown
+double median(
+    std::vector<double> values);  // 0 of none; the mean of the middle two of an even count
 
 }  // namespace xfbench

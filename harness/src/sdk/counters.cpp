@@ -1,5 +1,6 @@
 #include "xfbench/counters.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "xfbench/device.hpp"
@@ -23,6 +24,13 @@ void reset_label() { t_label.clear(); }
 double tflops(double flops, double seconds) { return seconds > 0 ? flops / seconds / 1e12 : 0; }
 double gbps(double bytes, double seconds) { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
 double percent_of(double value, double peak) { return peak > 0 ? 100.0 * value / peak : 0; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 void set_counters(benchmark::State& state, const Timing& timing, const Work& work) {
   const double s = timing.seconds;
