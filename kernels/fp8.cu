@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/fp8_store.cuh"
 #include "kernels/fp8.hpp"
 #include "xfbench/error.hpp"
@@ -55,19 +56,25 @@ __global__ void reset_kernel(Parts p, int n, int len) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *p.overflow = 0, *p.position = 0;
 }
 
-// One block: tensor i's amax joins its ring at the shared position; the scale follows the ring's
-// maximum.
+// One block, a warp per tensor: tensor i's amax joins its ring at the shared position, and the
+// scale follows the ring's maximum (the warp's lanes read the ring in strides: a thread reading
+// the 1024 entries alone took 56 us a launch on an H100, one launch per block a step).
 __global__ void update_delayed_kernel(Parts p, int n, int len, int margin) {
-  const int pos = *p.position;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  const int pos = *p.position, lane = threadIdx.x & 31;
+  for (int i = threadIdx.x >> 5; i < n; i += blockDim.x >> 5) {
     float* h = p.history + std::size_t(i) * len;
-    h[pos] = p.amax[i];
-    float m = 0.f;
-    for (int j = 0; j < len; ++j) m = fmaxf(m, h[j]);
-    const float s = fp8_scale_from_amax(m, p.scale[i], p.max[i], margin);
-    p.scale[i] = s;
-    p.scale_inv[i * kSlot] = 1.f / s;
-    p.amax[i] = 0.f;
+    const float amax = p.amax[i];
+    float m = amax;
+    for (int j = lane; j < len; j += 32)
+      if (j != pos) m = fmaxf(m, h[j]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) {
+      h[pos] = amax;
+      const float s = fp8_scale_from_amax(m, p.scale[i], p.max[i], margin);
+      p.scale[i] = s;
+      p.scale_inv[i * kSlot] = 1.f / s;
+      p.amax[i] = 0.f;
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0) *p.position = (pos + 1) % len;
@@ -127,49 +134,17 @@ __global__ void cast_kernel(std::uint8_t* q, const __nv_bfloat16* x, std::size_t
   if (current) publish_current_scale(p, i, s);
 }
 
-// A 64 x 64 tile per block of 256 threads: each thread casts two 8-wide row vectors, writes them
-// to q and to a byte tile in shared memory, and then one 16-byte column run of the tile to qt.
-constexpr int kTile = 64;
-using Tile = std::uint8_t[kTile][kTile + 16];  // rows padded: the column reads spread over banks
+using detail::kTile;
+using detail::store_column_run;
+using detail::Tile;
 
-// The tile at (r0, c0) of a [rows, cols] matrix into qt [cols, rows]: each of 256 threads stores
-// one 16-byte column run.
-__device__ __forceinline__ void store_column_run(std::uint8_t* qt, const Tile& tile, int r0, int c0,
-                                                 int rows, int cols) {
-  const int c = threadIdx.x / (kTile / 16), r = (threadIdx.x % (kTile / 16)) * 16;
-  if (c0 + c >= cols || r0 + r >= rows) return;
-  union {
-    uint4 raw;
-    std::uint8_t b[16];
-  } u;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) u.b[j] = tile[r + j][c];
-  *reinterpret_cast<uint4*>(qt + std::size_t(c0 + c) * rows + r0 + r) = u.raw;
-}
-
-__global__ void cast_transpose_kernel(std::uint8_t* q, std::uint8_t* qt, const __nv_bfloat16* x,
-                                      int rows, int cols, Parts p, int i,
-                                      __nv_fp8_interpretation_t f, bool current, int margin) {
-  __shared__ Tile tile;
-  const float s = cast_scale(p, i, current, margin), clip = clip_of(f);
-  const int r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
-  float m = 0.f;
-  unsigned long long over = 0;
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const int v = threadIdx.x + k * blockDim.x;  // 512 vectors: 64 rows x 8
-    const int r = v / (kTile / detail::kVec), c = (v % (kTile / detail::kVec)) * detail::kVec;
-    if (r0 + r >= rows || c0 + c >= cols) continue;
-    const std::size_t at = std::size_t(r0 + r) * cols + c0 + c;
-    const uint2 bytes = cast8(x + at, s, clip, f, m, over);
-    if (q) *reinterpret_cast<uint2*>(q + at) = bytes;
-    *reinterpret_cast<uint2*>(&tile[r][c]) = bytes;
+// x as the tile pass reads it (fp8_cast_transpose).
+struct LoadBf16 {
+  const __nv_bfloat16* x;
+  __device__ __forceinline__ void value(std::size_t off, int, float (&v)[detail::kVec]) const {
+    detail::load8(v, x + off);
   }
-  __syncthreads();
-  if (qt) store_column_run(qt, tile, r0, c0, rows, cols);
-  detail::fp8_publish(m, over, p.amax + i, p.overflow, !current);
-  if (current) publish_current_scale(p, i, s);
-}
+};
 
 // qt = qᵀ in 64 x 64 byte tiles, 256 threads: each loads one 16-byte row run of the tile and
 // stores one 16-byte column run.
@@ -248,8 +223,8 @@ void Fp8Scales::update(cudaStream_t stream) {
   first_step_ = false;
   if (config_.recipe != Fp8Recipe::delayed) return;
   const int n = count(), len = config_.history;
-  update_delayed_kernel<<<1, std::min(256, (n + 31) / 32 * 32), 0, stream>>>(parts(mem_, n, len), n,
-                                                                             len, config_.margin);
+  update_delayed_kernel<<<1, std::min(1024, 32 * n), 0, stream>>>(parts(mem_, n, len), n, len,
+                                                                  config_.margin);
   XF_CUDA_CHECK_LAUNCH();
 }
 
@@ -308,21 +283,33 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
 }
 
 void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
-                        const Fp8Scales& s, int i, cudaStream_t stream, bool recast) {
+                        const Fp8Scales& s, int i, cudaStream_t stream, bool recast,
+                        __nv_bfloat16* dbias, float* scratch) {
   check_index(s, i);
   if (rows <= 0 || cols <= 0 || rows % 16 || cols % 16)
     XF_THROW(InvalidArgument, "fp8_cast_transpose: " + std::to_string(rows) + " x " +
                                   std::to_string(cols) + ": both multiples of 16");
-  // A recipe measuring its own amax derives the scale from amax(i): measured here, or, for a
-  // recast, still the last cast's (which a measuring cast does not overwrite).
-  const bool current = s.measures_own_amax();
-  if (current && !recast) measure_amax(x, std::size_t(rows) * cols, s, i, stream);
-  const Parts p = parts_of(s);
-  const dim3 grid((cols + kTile - 1) / kTile, (rows + kTile - 1) / kTile);
-  cast_transpose_kernel<<<grid, 256, 0, stream>>>(
-      static_cast<std::uint8_t*>(q), static_cast<std::uint8_t*>(qt), x, rows, cols, p, i,
-      fp8_interp(s.format(i)), current, s.config().margin);
-  XF_CUDA_CHECK_LAUNCH();
+  if (dbias && (!scratch || recast))
+    XF_THROW(InvalidArgument, "fp8_cast_transpose: a bias gradient needs scratch, and no recast");
+  const detail::CastTransposeTiles tiles{rows, cols, dbias != nullptr};
+  const Fp8Output out{q, &s, i};
+  auto launch = [&](const detail::Fp8Store& store) {
+    tiles.launch(LoadBf16{x}, static_cast<std::uint8_t*>(qt), store, scratch, stream);
+  };
+  // A recipe measuring its own amax derives the scale from amax(i): measured here first, or, for
+  // a recast, still the last cast's, which stands (its scale is held: the bytes of a fresh cast).
+  if (!s.measures_own_amax() || recast) {
+    launch(detail::fp8_store(out, false, false));
+  } else {
+    XF_CUDA_CHECK(cudaMemsetAsync(s.amax(i), 0, sizeof(float), stream));
+    launch(detail::fp8_store(out, true, true));
+    launch(detail::fp8_store(out, false, true));
+  }
+  if (dbias) {
+    detail::PartialOutputs<__nv_bfloat16> outs;
+    outs.out[0] = dbias;
+    detail::sum_partials(outs, scratch, tiles.row_groups(), cols, stream);
+  }
 }
 
 void check_fp8_output(const Fp8Output& out) {

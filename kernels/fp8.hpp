@@ -122,8 +122,12 @@ void fp8_cast(void* q, const __nv_bfloat16* x, std::size_t n, const Fp8Scales& s
 // reduced dimension contiguous. rows % 16 == 0 and cols % 16 == 0. `recast`: x holds exactly what
 // tensor i's last cast read (a backward casting its forward's input again), so that cast's scale
 // stands and a recipe measuring its own amax skips the pass (the bytes are those of a fresh cast).
+// dbias (nullable; not with recast) = the column sums of x, [cols] (a linear layer's bias
+// gradient, the same pass's), deterministic: per-block partials in `scratch`
+// (norm_backward_scratch_bytes(cols) bytes, layernorm.hpp).
 void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int cols,
-                        const Fp8Scales& scales, int i, cudaStream_t stream, bool recast = false);
+                        const Fp8Scales& scales, int i, cudaStream_t stream, bool recast = false,
+                        __nv_bfloat16* dbias = nullptr, float* scratch = nullptr);
 
 // A producer's output written in FP8 where an FP8 product reads it next (a norm's, an
 // activation's): q [rows, cols] gets tensor i of `scales` as fp8_cast would write it, in the
@@ -134,6 +138,9 @@ struct Fp8Output {
   void* q = nullptr;  // nullptr: the producer writes its own type
   const Fp8Scales* scales = nullptr;
   int i = 0;
+  // Where set, a producer that can (the GELU's backward) writes qᵀ [cols, rows] too, in the same
+  // pass: the weight gradient's operand, without fp8_transpose (16-byte aligned; rows % 16 == 0).
+  void* qt = nullptr;
 };
 // InvalidArgument: q without scales, i out of range, q not 16-byte aligned.
 void check_fp8_output(const Fp8Output& out);

@@ -141,15 +141,17 @@ void Fp8Linear::forward_fp8(cudaStream_t s, const void* xq, __nv_bfloat16* y,
   (bias ? m.fwd_bias : m.fwd)->run(s, m.fwd_ops(xq, bias, y));
 }
 
-void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy) {
+void Fp8Linear::cast_grad(cudaStream_t s, const __nv_bfloat16* dy, __nv_bfloat16* dbias,
+                          float* scratch) {
   Impl& m = *impl_;
   if (!m.dgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
-  fp8_cast_transpose(m.dyq, m.dyqt, dy, m.T, m.M, m.scales, m.first + kDy, s);
+  fp8_cast_transpose(m.dyq, m.dyqt, dy, m.T, m.M, m.scales, m.first + kDy, s, false, dbias,
+                     scratch);
 }
 
-Fp8Output Fp8Linear::grad_input() const {
+Fp8Output Fp8Linear::grad_input(bool transposed) const {
   if (!impl_->dgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
-  return {impl_->dyq, &impl_->scales, impl_->first + kDy};
+  return {impl_->dyq, &impl_->scales, impl_->first + kDy, transposed ? impl_->dyqt : nullptr};
 }
 
 void Fp8Linear::grad_written(cudaStream_t s) {

@@ -71,11 +71,15 @@ class Fp8Linear {
                    const __nv_bfloat16* bias = nullptr);
   // dy [T, out] -> its e5m2 copy and transpose: before either backward product (the two may then
   // run on different streams).
-  void cast_grad(cudaStream_t s, const __nv_bfloat16* dy);
+  // dbias (nullable): the column sums of dy, [out] (the bias gradient), from the same pass, with
+  // `scratch` (fp8_cast_transpose).
+  void cast_grad(cudaStream_t s, const __nv_bfloat16* dy, __nv_bfloat16* dbias = nullptr,
+                 float* scratch = nullptr);
   // Where a producer (an activation's backward) writes dy [T, out] in e5m2 instead of bf16: this
   // layer's dy copy as tensor dy of its scales. grad_written then makes dyᵀ (fp8_transpose), in
-  // place of cast_grad.
-  Fp8Output grad_input() const;
+  // place of cast_grad; with `transposed`, the producer writes dyᵀ too (Fp8Output::qt), and
+  // nothing more is needed.
+  Fp8Output grad_input(bool transposed = false) const;
   void grad_written(cudaStream_t s);
   // dx = dy·W (+ beta·c_in: cuBLASLt's FP8 products cannot read C in place, so a gradient added to
   // another comes from a buffer apart from dx; InvalidArgument when beta != 0 without one).

@@ -1,4 +1,5 @@
 // GELU forward/backward (see gelu.hpp) on the element-wise skeletons of detail/elementwise.cuh.
+#include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
@@ -44,7 +45,7 @@ struct BiasGeluBackward {
   const T* inp;
   const T* bias;
   Gelu kind;
-  __device__ void operator()(size_t off, int col, float (&d)[kVec]) const {
+  __device__ void value(size_t off, int col, float (&d)[kVec]) const {
     float x[kVec];
     detail::load8(x, inp + off);
     detail::load8(d, dout + off);
@@ -56,6 +57,9 @@ struct BiasGeluBackward {
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) d[j] *= gelu_grad(x[j], kind);
+  }
+  __device__ void operator()(size_t off, int col, float (&d)[kVec]) const {
+    value(off, col, d);
     detail::store8(dinp + off, d);
   }
 };
@@ -63,6 +67,29 @@ struct BiasGeluBackward {
 void check(int N, int C, int max_c, std::initializer_list<const void*> ptrs, const char* what) {
   detail::require_row_shape(N, C, max_c, what);
   for (const void* p : ptrs) detail::require_aligned(p, what);
+}
+
+// dinp in FP8 (its transpose too where fp8.qt is set) by the cast-transpose tile pass, dbias from
+// the same pass's column sums.
+template <class T>
+void bias_gelu_backward_fp8(const BiasGeluBackward<T>& op, T* dbias, float* scratch, int N, int C,
+                            const Fp8Output& fp8, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    XF_THROW(InvalidArgument, "bias_gelu_backward: an FP8 output from fp32 storage");
+  } else {
+    check(N, C, 1 << 30, {op.dout, op.inp, op.bias, fp8.qt}, "bias_gelu_backward");
+    if (fp8.qt && N % 16)
+      XF_THROW(InvalidArgument, "bias_gelu_backward: a transposed FP8 output needs rows % 16 == 0");
+    if (dbias && !scratch) XF_THROW(InvalidArgument, "bias_gelu_backward: dbias without scratch");
+    const detail::CastTransposeTiles tiles{N, C, dbias != nullptr};
+    detail::fp8_produce(fp8, stream, [&](const detail::Fp8Store& store) {
+      tiles.launch(op, static_cast<std::uint8_t*>(fp8.qt), store, scratch, stream);
+    });
+    if (!dbias) return;
+    detail::PartialOutputs<T> outs;
+    outs.out[0] = dbias;
+    detail::sum_partials(outs, scratch, tiles.row_groups(), C, stream);
+  }
 }
 
 }  // namespace
@@ -83,8 +110,11 @@ void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu k
 
 template <class T>
 void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const T* inp,
-                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream) {
+                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream,
+                        const Fp8Output* fp8) {
   BiasGeluBackward<T> op{dinp, dout, inp, bias, kind};
+  if (fp8 && fp8->q) return bias_gelu_backward_fp8(op, dbias, scratch, N, C, *fp8, stream);
+  if (!dinp) XF_THROW(InvalidArgument, "bias_gelu_backward: no output");
   if (dbias) {
     check(N, C, detail::kMaxColsumWidth, {dinp, dout, inp, bias}, "bias_gelu_backward");
     detail::for_each_vector_colsum(op, dbias, scratch, N, C, stream);
@@ -98,7 +128,7 @@ void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const 
   template void bias_gelu_forward<T>(T*, const T*, const T*, int, int, Gelu, cudaStream_t,    \
                                      const Fp8Output*);                                       \
   template void bias_gelu_backward<T>(T*, T*, float*, const T*, const T*, const T*, int, int, \
-                                      Gelu, cudaStream_t);
+                                      Gelu, cudaStream_t, const Fp8Output*);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)

@@ -23,9 +23,13 @@ void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu k
 
 // dinp = dout * gelu'(inp + bias), with inp the pre-activation given to the forward. dbias
 // (nullable) = column sums of dinp, deterministic, using `scratch` (norm_backward_scratch_bytes(C)
-// bytes, layernorm.hpp; C <= 16384). dinp may alias dout.
+// bytes, layernorm.hpp; C <= 16384). dinp may alias dout. fp8 (nullable): when its q is set, dinp
+// (then nullable) is written there in FP8 instead and, where its qt is set, transposed there too,
+// in the same pass (the up projection's gradient as both its FP8 products read it; N % 16 == 0
+// with qt), dbias then from that pass's values (bf16 or fp16 storage).
 template <class T>
 void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const T* inp,
-                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream);
+                        const T* bias, int N, int C, Gelu kind, cudaStream_t stream,
+                        const Fp8Output* fp8 = nullptr);
 
 }  // namespace xfbench::kernels

@@ -5,6 +5,7 @@
 
 #include "kernels/models/detail/transformer_block_impl.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -279,7 +280,11 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
   if (whole) m.alloc("out", T * H, m.elem, TensorRole::output);
   if (train) m.alloc("dout", T * H, m.elem, TensorRole::output_grad);
   if (train) XF_CUDA_CHECK(cudaStreamCreateWithFlags(&m.side, cudaStreamNonBlocking));
-  m.alloc("scratch", norm_backward_scratch_bytes(std::max(c.hidden, c.intermediate)), 1, scratch);
+  // The norms' and column sums' partials (fp8: also dqkv's, from its cast: qkv_width wide).
+  m.alloc("scratch",
+          norm_backward_scratch_bytes(std::max(
+              {c.hidden, c.intermediate, c.precision == Precision::fp8 ? c.qkv_width() : 0})),
+          1, scratch);
   if (c.precision == Precision::fp8) m.make_fp8_linears(train);
   // fp8, post-LN: the norms' residual gradients, which the FP8 data-gradient products add to
   // their own from a buffer apart (backward_post).

@@ -87,10 +87,12 @@ void linear_forward(TransformerBlock::Impl& m, cudaStream_t s, Gemm* g, const ch
 // fp8: dy's scaled copies, before either backward product (which may run on two streams); the
 // copies are the block's one set (make_fp8_linears): the side stream's weight gradients that read
 // them last must be done first.
-void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy) {
+// dbias (nullable, fp8 only): the bias gradient from the cast's own pass.
+void linear_grad(TransformerBlock::Impl& m, cudaStream_t s, const char* w, const void* dy,
+                 void* dbias = nullptr) {
   if (Fp8Linear* f = m.fp8_of(w)) {
     m.join(s);
-    f->cast_grad(s, bf(dy));
+    f->cast_grad(s, bf(dy), bf(dbias), dbias ? m.at<float>("scratch") : nullptr);
   }
 }
 // beta != 0 in fp8: dx = dy·W + beta·c_in (cuBLASLt's FP8 products cannot add to dx in place).
@@ -379,7 +381,16 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   // fp8, gated, no bias: the backward writes wi's dy in FP8 itself (before the side stream's
   // last reader of dyᵀ is done: it writes dy, which only the main stream read).
   const Fp8Output dy8 = m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input() : Fp8Output{};
-  if (m.ffn_fused()) {
+  // fp8, GELU: its backward writes wi's dy and dyᵀ in FP8 and the bias gradient, in one pass.
+  const bool gelu8 =
+      m.fp8_of("wi") && !m.ffn_fused() && !c.gated_ffn && c.activation != Activation::relu;
+  if (gelu8) {
+    linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
+    m.join(s);  // wout's weight gradient, the side stream's last reader of dyᵀ, is done
+    const Fp8Output dy = m.fp8_of("wi")->grad_input(true);
+    bias_gelu_backward<T>(nullptr, c.linear_bias ? m.at<T>("dbi") : nullptr, m.at<float>("scratch"),
+                          m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
+  } else if (m.ffn_fused()) {
     fused_down_dgelu(m, s);
   } else if (c.gated_ffn || c.activation == Activation::relu) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
@@ -395,14 +406,14 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   if (dy8.q) {  // dyᵀ from those bytes, after the side stream's last reader of the one before
     m.join(s);
     m.fp8_of("wi")->grad_written(s);
-  } else {
+  } else if (!gelu8) {
     linear_grad(m, s, "wi", m.t(dpre));
   }
   m.fork(s);
   // dbi = Σ_tokens dpre by our column sum on the side stream, beside the weight-gradient GEMM
   // (faster in the layer than in the GELU backward or in cuBLASLt's bias-gradient epilogue,
   // which runs as a separate, slower kernel: PERF.md).
-  if (c.linear_bias)
+  if (c.linear_bias && !gelu8)
     bias_backward<T>(m.at<T>("dbi"), m.at<float>("side_scratch"), m.at<T>(dpre), N, I, m.side);
   linear_weight_grad(m, m.side, m.d_up_w, "wi", ops(m.t(dpre), in, m.t("dwi")));
   linear_data_grad(m, s, m.d_up_x, "wi", m.t(dpre), din, m.tp_beta(beta), c_in);
@@ -429,7 +440,9 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
   // The gradients of the rotated q and k become those of the projection's output.
   if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
-  linear_grad(m, s, "wqkv", m.t("dqkv"));
+  // fp8: the bias gradient from dqkv's cast (the pass reads it anyway).
+  const bool dbias8 = c.linear_bias && m.fp8_of("wqkv");
+  linear_grad(m, s, "wqkv", m.t("dqkv"), dbias8 ? m.t("dbqkv") : nullptr);
   m.fork(s);
   if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
     m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);
@@ -437,7 +450,7 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
     m.rel->backward<T>(m.at<T>("drel_bias"), m.at<T>("dposition_bias"), m.t("rel_scratch"), m.side);
   if (c.linear_bias && qkv_bias_by_epilogue(c))  // never in fp8 (check_block_config)
     w.bias_grad = m.t("dbqkv");
-  else if (c.linear_bias)  // as dbi in ffn_backward
+  else if (c.linear_bias && !dbias8)  // as dbi in ffn_backward
     bias_backward<T>(m.at<T>("dbqkv"), m.at<float>("side_scratch"), m.at<T>("dqkv"), N,
                      c.qkv_width(), m.side);
   linear_weight_grad(m, m.side, m.d_qkv_w, "wqkv", w);

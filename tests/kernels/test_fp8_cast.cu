@@ -21,6 +21,7 @@
 
 #include "fp8_test_util.hpp"
 #include "kernels/fp8.hpp"
+#include "kernels/layernorm.hpp"
 #include "kernels/reference/fp8_ref.hpp"
 #include "test_util.hpp"
 #include "xfbench/error.hpp"
@@ -253,7 +254,27 @@ TEST_F(Fp8Gpu, CastTransposeMatchesCast) {
           Bytes qr(n), qtr(n);
           xk::fp8_cast_transpose(qr.get(), qtr.get(), d_x.get(), sh.rows, sh.cols, s, 0, nullptr,
                                  /*recast=*/true);
-          overflow += 4 * want.overflow;
+          // With a bias gradient from the same pass: the same bytes, dbias x's column sums.
+          Bytes qb(n), qtb(n);
+          Dev<__nv_bfloat16> dbias(std::size_t(sh.cols));
+          xfbench::DeviceBuffer<float> scratch(xk::norm_backward_scratch_bytes(sh.cols) / 4);
+          xk::fp8_cast_transpose(qb.get(), qtb.get(), d_x.get(), sh.rows, sh.cols, s, 0, nullptr,
+                                 false, dbias.get(), scratch.data());
+          std::vector<double> sums(std::size_t(sh.cols), 0.0), size(std::size_t(sh.cols), 0.0);
+          for (int r = 0; r < sh.rows; ++r)
+            for (int c = 0; c < sh.cols; ++c) {
+              sums[std::size_t(c)] += x[std::size_t(r) * sh.cols + c];
+              size[std::size_t(c)] += std::abs(x[std::size_t(r) * sh.cols + c]);
+            }
+          const std::vector<double> got = dbias.host();
+          std::size_t far = 0;
+          for (int c = 0; c < sh.cols; ++c)  // bf16's rounding of a sum (fp32 adds: far below)
+            far += !(std::abs(got[std::size_t(c)] - sums[std::size_t(c)]) <=
+                     size[std::size_t(c)] * 0x1p-8);
+          EXPECT_EQ(far, 0u) << "dbias columns off their sums";
+          EXPECT_TRUE(same_bytes("q with dbias", qb.host(), want.q));
+          EXPECT_TRUE(same_bytes("qt with dbias", qtb.host(), want_t));
+          overflow += 5 * want.overflow;
           EXPECT_TRUE(same_bytes("q without qt", q_only.host(), want.q));
           EXPECT_TRUE(same_bytes("qt without q", qt_only.host(), want_t));
           EXPECT_TRUE(same_bytes("fp8_cast vs q", qc.host(), q.host()));

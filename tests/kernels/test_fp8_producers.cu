@@ -192,6 +192,44 @@ TEST_P(Fp8ProducersGpu, GatedBackwardWritesItsGradient) {
   }
 }
 
+// The GELU's backward writes the up projection's gradient dpre [N, I] in e5m2 where only FP8
+// products read it (GPT-2, BERT: with the bias gradient from the same pass), and its transpose.
+TEST_P(Fp8ProducersGpu, GeluBackwardWritesItsGradientTransposeAndBiasGradient) {
+  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * I, -4, 4, 51));
+  Dev<bf16> bias(random_values<bf16>(I, -0.5, 0.5, 52));
+  Dev<bf16> dact(random_values<bf16>(std::size_t(N) * I, -1e-3, 1e-3, 53));
+  xfbench::DeviceBuffer<float> scratch(xk::norm_backward_scratch_bytes(I) / 4);
+  for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh}) {
+    expect_like_a_cast(
+        [&](bf16* dpre, const xk::Fp8Output* fp8) {
+          xk::bias_gelu_backward<bf16>(dpre, nullptr, scratch.data(), dact.get(), pre.get(),
+                                       bias.get(), N, I, kind, nullptr, fp8);
+        },
+        N, I, GetParam(), xk::Fp8Format::e5m2);
+    // qt is q's transpose, byte for byte; dbias is the bf16 path's within a bf16 unit of the
+    // column's size (both sum fp32 values, in other orders).
+    xk::Fp8Scales scales({xk::Fp8Format::e5m2}, xk::Fp8RecipeConfig{GetParam(), 16, 0});
+    xfbench::DeviceBuffer<std::uint8_t> q(std::size_t(N) * I), qt(std::size_t(N) * I),
+        q_t(std::size_t(N) * I);
+    Dev<bf16> dbias8(I), dbias(I), dpre(std::size_t(N) * I);
+    xk::Fp8Output out{q.data(), &scales, 0, qt.data()};
+    xk::bias_gelu_backward<bf16>(nullptr, dbias8.get(), scratch.data(), dact.get(), pre.get(),
+                                 bias.get(), N, I, kind, nullptr, &out);
+    xk::bias_gelu_backward<bf16>(dpre.get(), dbias.get(), scratch.data(), dact.get(), pre.get(),
+                                 bias.get(), N, I, kind, nullptr);
+    xk::fp8_transpose(q_t.data(), q.data(), N, I, nullptr);
+    EXPECT_EQ(bytes_of(qt), bytes_of(q_t)) << "qt is not q's transpose";
+    const std::vector<double> a = dbias8.host(), b = dbias.host(), d = dpre.host();
+    std::vector<double> size(std::size_t(I), 0.0);
+    for (int r = 0; r < N; ++r)
+      for (int c = 0; c < I; ++c) size[std::size_t(c)] += std::abs(d[std::size_t(r) * I + c]);
+    std::size_t far = 0;
+    for (int c = 0; c < I; ++c)
+      far += !(std::abs(a[std::size_t(c)] - b[std::size_t(c)]) <= size[std::size_t(c)] * 0x1p-7);
+    EXPECT_EQ(far, 0u) << "dbias from the FP8 pass off the bf16 path's";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Recipes, Fp8ProducersGpu,
                          ::testing::Values(xk::Fp8Recipe::delayed, xk::Fp8Recipe::current),
                          [](const auto& info) { return std::string(xk::to_string(info.param)); });
