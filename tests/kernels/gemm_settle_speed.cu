@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/gemm.hpp"
+#include "launch_timing.hpp"
 #include "speed_lines.hpp"
 #include "xfbench/device.hpp"
 #include "xfbench/memory.hpp"
@@ -24,29 +25,6 @@
 namespace xk = xfbench::kernels;
 
 namespace {
-
-struct Timer {
-  cudaEvent_t a = nullptr, b = nullptr;
-  Timer() {
-    XF_CUDA_CHECK(cudaEventCreate(&a));
-    XF_CUDA_CHECK(cudaEventCreate(&b));
-  }
-  ~Timer() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  // Milliseconds per launch of `reps` launches of `run`.
-  template <class F>
-  double ms(F&& run, int reps) {
-    XF_CUDA_CHECK(cudaEventRecord(a));
-    for (int i = 0; i < reps; ++i) run();
-    XF_CUDA_CHECK(cudaEventRecord(b));
-    XF_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    XF_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    return double(t) / reps;
-  }
-};
 
 void shape(const xftest::JsonLines& out, xk::Precision p, int n) {
   xk::GemmDesc d;
@@ -82,14 +60,13 @@ void shape(const xftest::JsonLines& out, xk::Precision p, int n) {
   }
   const double single_ms = burst.seconds[std::size_t(blas)] * 1e3;
   const int chunk = std::max(1, int(50 / single_ms));
-  Timer timer;
   xfbench::TelemetrySampler telemetry(xfbench::selected_device());
   auto run_for = [&](int f, double seconds, const char* phase, int pass) {
     g.select(f);
     const double t0 = xfbench::host_seconds();
     double t_prev = t0;
     while (t_prev - t0 < seconds) {
-      const double ms = timer.ms([&] { g.run(nullptr, ops); }, chunk);
+      const double ms = xftest::time_ms([&] { g.run(nullptr, ops); }, chunk, 0);
       const double t1 = xfbench::host_seconds();
       const xfbench::TelemetryReading r = telemetry.read(t_prev, t1);
       t_prev = t1;
@@ -111,9 +88,10 @@ void shape(const xftest::JsonLines& out, xk::Precision p, int n) {
       if (round % 2) std::reverse(turn.begin(), turn.end());
       for (int f : turn) {
         g.select(f);
-        timer.ms([&] { g.run(nullptr, ops); }, reps / 2);  // the final's lead, untimed
+        // The final's lead, untimed.
+        xftest::time_ms([&] { g.run(nullptr, ops); }, std::max(1, reps / 2), 0);
         const double t0 = xfbench::host_seconds();
-        const double ms = timer.ms([&] { g.run(nullptr, ops); }, reps);
+        const double ms = xftest::time_ms([&] { g.run(nullptr, ops); }, reps, 0);
         const xfbench::TelemetryReading r = telemetry.read(t0, xfbench::host_seconds());
         std::snprintf(line, sizeof line,
                       "{\"shape\": \"%s\", \"phase\": \"rounds\", \"round_ms\": %.0f, "
