@@ -13,7 +13,7 @@
 #   Fp8Gpu.CastTransposeMatchesCast (the tile pass with and without the bias gradient).
 # Kernels (ncu, fp8 block fwd+bwd, us): GELU backward + cast_transpose + column sum 104+83+62 ->
 #   one pass 134; dqkv cast_transpose + column sum 62+51 -> 69; update_delayed_kernel 56 -> 7.
-#   Sum over one fwd+bwd 2668 -> 2540 (../s26_kernels/ before).
+#   Sum over one fwd+bwd (python3 -m reports kernels) 2717 -> 2520 us (../s26_kernels/ before).
 # GPT2Block gpt2-xl s1024 b8 fused fwd+bwd, steady, medians of 3: bf16 3384 us (493.8 TFLOPS),
 #   fp8 delayed 2597 us (643.5): 1.303x.
 # TrainStep gpt2-xl s1024 b8, validated, medians of 3: bf16 185.7 ms (43.08 samples/s, 46.9 GB),

@@ -8,16 +8,20 @@
 # ncu serialises kernels (the backward's side stream overlaps nothing here), so the sums are a
 # little above the block's time.
 #
-# Per fwd+bwd (bf16: 31 kernels, 12 whole iterations; fp8: 44 kernels, 9 iterations), microseconds:
+# Per fwd+bwd (python3 -m reports kernels bf16_kernels.csv fp8_kernels.csv: bf16 31 kernels, 12
+# whole iterations; fp8 45 kernels, 8), microseconds:
 #                       bf16    fp8
-#   GEMMs               2042   1148   (1.78x)
+#   products (GEMM)     2042   1170   (1.75x)
 #   attention (cuDNN)    571    568   (bf16 in both, as TransformerEngine)
-#   norms, GELU, dropout/residual, bias gradients
-#                        540    538
+#   activations (GELU)   172    171
 #   FP8 casts, transposes, scale update
-#                          -    414   (weights 64, x/dy cast_transpose 213, FP8 transposes 80,
+#                          -    428   (weights 64, x/dy cast_transpose 214, FP8 transposes 80,
 #                                      attention output cast 14, update_delayed_kernel 56: one warp)
-#   sum                 3153   2668   (1.18x)
+#   norms                183    193
+#   column sums (bias gradients, dropout backward)
+#                        158    161
+#   other element-wise    27     26
+#   sum                 3153   2717   (1.16x)
 # The fp8 block's largest kernels besides the products and attention: BiasGeluBackward 104 us, then
 # dpre's cast_transpose 83 us and its column sum (FC1's bias gradient) 62 us: three passes over the
 # 8192x6400 gradient that TransformerEngine does in one (cast_transpose_dbias_dgelu); dqkv's
