@@ -153,9 +153,9 @@ def main(args):
         names = [k for k, _ in kernels]
         period = find_period(names) if args.period == "auto" else int(args.period)
         results.append((path, len(kernels), period) + summarise(kernels, period))
-    per = all(r[3] for r in results)
-    unit = "µs per iteration" if per else "µs in all"
-    headers = ["group"] + [f"{chr(65 + i)}\n{unit}" for i in range(len(results))] + ["share"]
+    # Each file in its own unit: per iteration where its launches repeat, else over all of them.
+    units = ["µs per iteration" if r[3] else "µs in all" for r in results]
+    headers = ["group"] + [f"{chr(65 + i)}\n{u}" for i, u in enumerate(units)] + ["share"]
     t = Table("Time by kind of kernel", headers)
     order = [g for g, _ in GROUPS] + [OTHER]
     totals = [sum(r[4].values()) for r in results]
@@ -169,14 +169,15 @@ def main(args):
     for i, ((path, launches, period, iterations, _, _), total) in enumerate(zip(results, totals)):
         how = (f"{iterations} iterations of {period} kernels" if iterations
                else "no repeating iteration found" if args.period == "auto" else "all launches")
-        speed = f", {totals[0] / total:.3f}x A's speed" if i and total else ""
+        comparable = i and total and units[i] == units[0]  # a speed only per iteration of both
+        speed = f", {totals[0] / total:.3f}x A's speed" if comparable else ""
         t.notes.append(f"{chr(65 + i)}: {path}: {launches} kernels, {how}{speed}")
     t.notes.append("share: of the last file's sum; ncu runs kernels one at a time (no overlap).")
     out = render(t) + "\n"
     for i, (path, _, _, iterations, _, listed) in enumerate(results):
         if not args.top:
             break
-        k = Table(f"Kernels of {chr(65 + i)} ({unit})",
+        k = Table(f"Kernels of {chr(65 + i)} ({units[i]})",
                   ["kernel", "group", "launches", "µs", "share"])
         total = sum(x[3] for x in listed) or 1.0
         for s, g, n, us in listed[:args.top]:

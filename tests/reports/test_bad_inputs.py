@@ -179,6 +179,10 @@ CASES = [
     ("noise --min-time-us -1", 2, R("noise", "{A}", "--min-time-us", "-1"), "--min-time-us -1"),
     ("noise --metric nope", 2, R("noise", "{A}", "--metric", "nope"), "--metric nope: no metric"),
     ("noise --format xml", 2, R("noise", "{A}", "--format", "xml"), "--format: invalid choice: 'xml'"),
+    ("kernels a JSON run", 2, R("kernels", "{A}"), "{A}: no ncu table"),
+    ("kernels missing file", 2, R("kernels", "{d}/missing.csv"), "{d}/missing.csv: cannot read"),
+    ("kernels --period x", 2, R("kernels", "{A}", "--period", "x"), "--period x: must be auto, 0 or a kernel count"),
+    ("kernels --top -1", 2, R("kernels", "{A}", "--top", "-1"), "--top -1: must be 0 or more"),
     # the command line itself
     ("no command", 2, R(), "the following arguments are required"),
     ("unknown command", 2, R("nope"), "invalid choice: 'nope'"),

@@ -102,3 +102,16 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path):
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: "), r.stderr
         assert "Traceback" not in r.stderr
+
+
+def test_a_file_without_iterations_keeps_its_own_unit_and_no_speed(tmp_path):
+    a = raw_ncu(tmp_path / "steps.csv", iterations=3)
+    b = tmp_path / "once.csv"
+    b.write_text("ID,Kernel Name,Grid Size,Block Size,gpu__time_duration.sum (ns)\n"
+                 "0,gemm_a,(1),(1),1000\n1,gemm_b,(1),(1),2000\n2,norm_c,(1),(1),3000\n")
+    r = run_cli("-m", "reports", "kernels", a, str(b), "--top", "1")
+    assert r.returncode == 0, r.stderr
+    assert "µs per iteration" in r.stdout and "µs in all" in r.stdout
+    assert "no repeating iteration found" in r.stdout
+    assert "A's speed" not in r.stdout  # 200 us an iteration against 6 us in all: no ratio
+    assert "Kernels of B (µs in all)" in r.stdout
