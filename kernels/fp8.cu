@@ -305,11 +305,7 @@ void fp8_cast_transpose(void* q, void* qt, const __nv_bfloat16* x, int rows, int
     launch(detail::fp8_store(out, true, true));
     launch(detail::fp8_store(out, false, true));
   }
-  if (dbias) {
-    detail::PartialOutputs<__nv_bfloat16> outs;
-    outs.out[0] = dbias;
-    detail::sum_partials(outs, scratch, tiles.row_groups(), cols, stream);
-  }
+  if (dbias) tiles.sum(dbias, scratch, stream);
 }
 
 void check_fp8_output(const Fp8Output& out) {

@@ -85,10 +85,7 @@ void bias_gelu_backward_fp8(const BiasGeluBackward<T>& op, T* dbias, float* scra
     detail::fp8_produce(fp8, stream, [&](const detail::Fp8Store& store) {
       tiles.launch(op, static_cast<std::uint8_t*>(fp8.qt), store, scratch, stream);
     });
-    if (!dbias) return;
-    detail::PartialOutputs<T> outs;
-    outs.out[0] = dbias;
-    detail::sum_partials(outs, scratch, tiles.row_groups(), C, stream);
+    if (dbias) tiles.sum(dbias, scratch, stream);
   }
 }
 

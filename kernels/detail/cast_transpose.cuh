@@ -107,6 +107,13 @@ struct CastTransposeTiles {
         <<<grid, 256, 0, stream>>>(op, qt, rows, cols, store, sums ? partials : nullptr);
     XF_CUDA_CHECK_LAUNCH();
   }
+  // dbias [cols] = the launch's column sums (its partials), in a fixed order.
+  template <class T>
+  void sum(T* dbias, const float* partials, cudaStream_t stream) const {
+    PartialOutputs<T> outs;
+    outs.out[0] = dbias;
+    sum_partials(outs, partials, row_groups(), cols, stream);
+  }
 };
 
 }  // namespace xfbench::kernels::detail
