@@ -1,7 +1,10 @@
 // Dropout, bias and residual element-wise kernels (see dropout.hpp).
+#include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 #include "kernels/dropout.hpp"
+
+#include <type_traits>
 
 namespace xfbench::kernels {
 namespace {
@@ -48,9 +51,12 @@ struct DropoutBackward {
   T* dx;
   const T* dout;
   DropoutMask mask;
-  __device__ void operator()(size_t off, int, float (&d)[kVec]) const {
+  __device__ void value(size_t off, int, float (&d)[kVec]) const {
     detail::load8(d, dout + off);
     apply_mask(d, mask, off);
+  }
+  __device__ void operator()(size_t off, int col, float (&d)[kVec]) const {
+    value(off, col, d);
     if (dx) detail::store8(dx + off, d);
   }
 };
@@ -97,9 +103,15 @@ void bias_dropout_residual_forward(T* out, const T* x, const T* bias, const T* r
 
 template <class T>
 void dropout_bias_backward(T* dx, T* dbias, float* scratch, const T* dout, Dropout dropout, int N,
-                           int C, cudaStream_t stream) {
+                           int C, cudaStream_t stream, const Fp8Output* fp8) {
   check_dropout(dropout);
   DropoutBackward<T> op{dx, dout, DropoutMask(dropout)};
+  if (fp8 && fp8->q) {  // dx in FP8 (and transposed), dbias from the same pass
+    if (std::is_same_v<T, float>)
+      XF_THROW(InvalidArgument, "dropout_bias_backward: an FP8 output from fp32 storage");
+    check(N, C, 1 << 30, {dout}, "dropout_bias_backward");
+    return detail::produce_cast_transpose(op, N, C, *fp8, dbias, scratch, stream);
+  }
   if (dbias) {
     check(N, C, detail::kMaxColsumWidth, {dx, dout}, "dropout_bias_backward");
     detail::for_each_vector_colsum(op, dbias, scratch, N, C, stream);
@@ -121,7 +133,7 @@ void bias_backward(T* dbias, float* scratch, const T* dout, int N, int C, cudaSt
   template void bias_dropout_residual_forward<T>(T*, const T*, const T*, const T*, Dropout, int, \
                                                  int, cudaStream_t);                             \
   template void dropout_bias_backward<T>(T*, T*, float*, const T*, Dropout, int, int,            \
-                                         cudaStream_t);                                          \
+                                         cudaStream_t, const Fp8Output*);                        \
   template void bias_backward<T>(T*, float*, const T*, int, int, cudaStream_t);
 XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)

@@ -14,6 +14,8 @@
 
 namespace xfbench::kernels {
 
+struct Fp8Output;  // fp8.hpp
+
 // out = dropout(inp) over n elements (n % 8 == 0). out may alias inp.
 template <class T>
 void dropout_forward(T* out, const T* inp, std::size_t n, Dropout dropout, cudaStream_t stream);
@@ -30,10 +32,13 @@ void bias_dropout_residual_forward(T* out, const T* x, const T* bias, const T* r
                                    Dropout dropout, int N, int C, cudaStream_t stream);
 
 // Backward of bias_dropout_residual_forward: dx = dropout_backward(dout); dbias (nullable) = column
-// sums of dx. (The residual's gradient is dout itself.) dx may alias dout.
+// sums of dx. (The residual's gradient is dout itself.) dx may alias dout. fp8 (nullable): when
+// its q is set, dx (then nullable) is written there in FP8 instead and, where its qt is set,
+// transposed there too (N % 16 == 0), in the same pass (the down projection's gradient as both
+// its FP8 products read it; bf16 or fp16 storage).
 template <class T>
 void dropout_bias_backward(T* dx, T* dbias, float* scratch, const T* dout, Dropout dropout, int N,
-                           int C, cudaStream_t stream);
+                           int C, cudaStream_t stream, const Fp8Output* fp8 = nullptr);
 
 // dbias = column sums of dout [N, C] (C <= 16384): the bias gradient of a linear layer.
 template <class T>

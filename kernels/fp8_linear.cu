@@ -133,6 +133,10 @@ void Fp8Linear::forward(cudaStream_t s, const __nv_bfloat16* x, __nv_bfloat16* y
 
 Fp8Output Fp8Linear::input(void* q) const { return {q, &impl_->scales, impl_->first + kX}; }
 
+Fp8Output Fp8Linear::input_transposed(void* qt) const {
+  return {impl_->xq, &impl_->scales, impl_->first + kX, qt};
+}
+
 void Fp8Linear::forward_fp8(cudaStream_t s, const void* xq, __nv_bfloat16* y,
                             const __nv_bfloat16* bias) {
   Impl& m = *impl_;
@@ -183,6 +187,14 @@ void Fp8Linear::backward_weight_fp8(cudaStream_t s, const void* xq, void* dw) {
   if (!m.wgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
   fp8_transpose(m.xqt, xq, m.T, m.K, s);
   m.wgrad->run(s, m.wgrad_ops(dw));
+}
+
+void Fp8Linear::backward_weight_fp8t(cudaStream_t s, const void* xqt, void* dw) {
+  Impl& m = *impl_;
+  if (!m.wgrad) XF_THROW(InvalidArgument, "Fp8Linear: built forward only");
+  GemmOperands o = m.wgrad_ops(dw);
+  o.b = xqt;
+  m.wgrad->run(s, o);
 }
 
 void Fp8Linear::tune(cudaStream_t s) {

@@ -66,6 +66,10 @@ class Fp8Linear {
   // Where a producer (a norm, an activation) writes this layer's input x [T, in] in FP8 instead of
   // bf16: q (16-byte aligned, T·in bytes, the caller's) as tensor x of this layer's scales.
   Fp8Output input(void* q) const;
+  // Where a producer writes x and xᵀ at once (the GELU's forward, a training block): x into this
+  // layer's own copy (returned as q: the forward_fp8 that follows reads it) and xᵀ [in, T] into
+  // qt (16-byte aligned, the caller's, kept for backward_weight_fp8t in place of x).
+  Fp8Output input_transposed(void* qt) const;
   // y = x·Wᵀ + bias from x already in FP8 (written through input()): forward without its cast.
   void forward_fp8(cudaStream_t s, const void* xq, __nv_bfloat16* y,
                    const __nv_bfloat16* bias = nullptr);
@@ -89,6 +93,8 @@ class Fp8Linear {
   void backward_weight(cudaStream_t s, const __nv_bfloat16* x, void* dw);
   // dW = dyᵀ·x from the FP8 x forward_fp8 read (kept by the caller): transposed, not cast again.
   void backward_weight_fp8(cudaStream_t s, const void* xq, void* dw);
+  // dW = dyᵀ·x from the xᵀ input_transposed's producer wrote (kept by the caller): no pass at all.
+  void backward_weight_fp8t(cudaStream_t s, const void* xqt, void* dw);
 
   // Searches each product's algorithms on this layer's buffers (synchronises; outside timing).
   void tune(cudaStream_t s);

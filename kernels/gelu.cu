@@ -69,26 +69,6 @@ void check(int N, int C, int max_c, std::initializer_list<const void*> ptrs, con
   for (const void* p : ptrs) detail::require_aligned(p, what);
 }
 
-// dinp in FP8 (its transpose too where fp8.qt is set) by the cast-transpose tile pass, dbias from
-// the same pass's column sums.
-template <class T>
-void bias_gelu_backward_fp8(const BiasGeluBackward<T>& op, T* dbias, float* scratch, int N, int C,
-                            const Fp8Output& fp8, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, float>) {
-    XF_THROW(InvalidArgument, "bias_gelu_backward: an FP8 output from fp32 storage");
-  } else {
-    check(N, C, 1 << 30, {op.dout, op.inp, op.bias, fp8.qt}, "bias_gelu_backward");
-    if (fp8.qt && N % 16)
-      XF_THROW(InvalidArgument, "bias_gelu_backward: a transposed FP8 output needs rows % 16 == 0");
-    if (dbias && !scratch) XF_THROW(InvalidArgument, "bias_gelu_backward: dbias without scratch");
-    const detail::CastTransposeTiles tiles{N, C, dbias != nullptr};
-    detail::fp8_produce(fp8, stream, [&](const detail::Fp8Store& store) {
-      tiles.launch(op, static_cast<std::uint8_t*>(fp8.qt), store, scratch, stream);
-    });
-    if (dbias) tiles.sum(dbias, scratch, stream);
-  }
-}
-
 }  // namespace
 
 template <class T>
@@ -99,7 +79,8 @@ void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu k
   if (fp8 && fp8->q) {
     if (std::is_same_v<T, float>)
       XF_THROW(InvalidArgument, "bias_gelu_forward: an FP8 output from fp32 storage");
-    return detail::for_each_vector_fp8(op, N, C, *fp8, stream);
+    if (!fp8->qt) return detail::for_each_vector_fp8(op, N, C, *fp8, stream);
+    return detail::produce_cast_transpose<T>(op, N, C, *fp8, nullptr, nullptr, stream);
   }
   if (!out) XF_THROW(InvalidArgument, "bias_gelu_forward: no output");
   detail::for_each_vector(op, N, C, stream);
@@ -110,7 +91,12 @@ void bias_gelu_backward(T* dinp, T* dbias, float* scratch, const T* dout, const 
                         const T* bias, int N, int C, Gelu kind, cudaStream_t stream,
                         const Fp8Output* fp8) {
   BiasGeluBackward<T> op{dinp, dout, inp, bias, kind};
-  if (fp8 && fp8->q) return bias_gelu_backward_fp8(op, dbias, scratch, N, C, *fp8, stream);
+  if (fp8 && fp8->q) {  // dinp in FP8 (and transposed), dbias from the same pass
+    if (std::is_same_v<T, float>)
+      XF_THROW(InvalidArgument, "bias_gelu_backward: an FP8 output from fp32 storage");
+    check(N, C, 1 << 30, {dout, inp, bias}, "bias_gelu_backward");
+    return detail::produce_cast_transpose(op, N, C, *fp8, dbias, scratch, stream);
+  }
   if (!dinp) XF_THROW(InvalidArgument, "bias_gelu_backward: no output");
   if (dbias) {
     check(N, C, detail::kMaxColsumWidth, {dinp, dout, inp, bias}, "bias_gelu_backward");

@@ -16,7 +16,8 @@ struct Fp8Output;  // fp8.hpp
 
 // out = gelu(inp + bias) (bias [C] nullable). out may alias inp. fp8 (nullable): when its q is
 // set, out (then nullable) is written there in FP8 instead, with the amax in the same pass
-// (fp8.hpp: Fp8Output; bf16 or fp16 storage).
+// (fp8.hpp: Fp8Output; bf16 or fp16 storage), and, where its qt is set, transposed there too
+// (N % 16 == 0).
 template <class T>
 void bias_gelu_forward(T* out, const T* inp, const T* bias, int N, int C, Gelu kind,
                        cudaStream_t stream, const Fp8Output* fp8 = nullptr);

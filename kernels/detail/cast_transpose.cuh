@@ -116,4 +116,22 @@ struct CastTransposeTiles {
   }
 };
 
+// A producer's output as FP8 with its transpose: the tile pass of `op` into out.q (and out.qt where
+// set) as out's recipe needs (fp8_produce), and dbias (nullable) from its column sums, with
+// `scratch` of partial_scratch_bytes(cols) (a linear layer's input gradient and bias gradient in
+// one pass).
+template <class T, class Op>
+void produce_cast_transpose(const Op& op, int rows, int cols, const Fp8Output& out, T* dbias,
+                            float* scratch, cudaStream_t stream) {
+  if (out.qt && rows % 16)
+    XF_THROW(InvalidArgument, "a transposed FP8 output needs rows % 16 == 0");
+  if (out.qt) require_aligned(out.qt, "a transposed FP8 output");
+  if (dbias && !scratch) XF_THROW(InvalidArgument, "a bias gradient without scratch");
+  const CastTransposeTiles tiles{rows, cols, dbias != nullptr};
+  fp8_produce(out, stream, [&](const Fp8Store& store) {
+    tiles.launch(op, static_cast<std::uint8_t*>(out.qt), store, scratch, stream);
+  });
+  if (dbias) tiles.sum(dbias, scratch, stream);
+}
+
 }  // namespace xfbench::kernels::detail

@@ -259,7 +259,9 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   if (m.part == BlockPart::dense)  // the part's output is "pre"
     return linear_forward(m, s, m.up, "wi", in, m.t("pre"), m.t("bi"));
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
-  const Fp8Output act8 = m.fp8_output("act");  // q null: "act" in T
+  const bool act_t = m.fp8_act_transposed();
+  const Fp8Output act8 = act_t ? m.fp8_of("wout")->input_transposed(m.t("act"))
+                               : m.fp8_output("act");  // q null: "act" in T
   if (m.tuning && m.up_gelu && !m.down_dgelu && !m.ffn_choice->decided)
     choose_ffn_products<T>(m, s, in);  // forward only (a training block chooses in its backward)
   if (m.ffn_fused()) {
@@ -277,7 +279,10 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   }
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
-  linear_forward(m, s, m.down, "wout", m.t("act"), out);
+  if (act_t)  // act in wout's own copy ("act" holds actᵀ)
+    m.fp8_of("wout")->forward_fp8(s, act8.q, bf(out));
+  else
+    linear_forward(m, s, m.down, "wout", m.t("act"), out);
   m.tp_sum(out, s);
 }
 
@@ -366,15 +371,19 @@ void forward_impl(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
 
 // do2 (the gradient of the FFN's output before its bias) -> din = beta·din + d(in), the FFN's
 // input gradient (fp8: beta·c_in, a buffer apart); weight and bias gradients on the side stream.
+// do2_fp8: do2's producer wrote wout's dy and dyᵀ already (backward_pre), no cast here.
 template <class T>
 void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, const void* in,
-                  void* din, float beta, const void* c_in = nullptr) {
+                  void* din, float beta, const void* c_in = nullptr, bool do2_fp8 = false) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
   if (m.tuning && m.down_dgelu && !m.ffn_choice->decided) choose_ffn_products<T>(m, s, in);
-  linear_grad(m, s, "wout", m.t("do2"));
+  if (!do2_fp8) linear_grad(m, s, "wout", m.t("do2"));
   m.fork(s);
-  linear_weight_grad(m, m.side, m.d_down_w, "wout", ops(m.t("do2"), m.t("act"), m.t("dwout")));
+  if (m.fp8_act_transposed())
+    m.fp8_of("wout")->backward_weight_fp8t(m.side, m.t("act"), m.t("dwout"));
+  else
+    linear_weight_grad(m, m.side, m.d_down_w, "wout", ops(m.t("do2"), m.t("act"), m.t("dwout")));
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
@@ -548,10 +557,14 @@ void backward_pre(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step)
   const BlockConfig& c = m.c;
   const int N = c.tokens(), H = c.hidden;
   float* scratch = m.at<float>("scratch");
-  // out = h + dropout(o2 + bout): do2 and dbout; dout also flows to h along the residual.
-  dropout_bias_backward<T>(m.at<T>("do2"), m.at<T>("dbout"), scratch, m.at<T>("dout"),
-                           site(c, step, kFfnOut), N, H, s);
-  ffn_backward<T>(m, s, step, m.t("norm2"), m.t("dnorm"), 0.f);
+  // out = h + dropout(o2 + bout): do2 and dbout; dout also flows to h along the residual. fp8:
+  // do2 straight into wout's dy and dyᵀ (after the side stream's last reader of the ones before).
+  Fp8Linear* wout8 = m.fp8_of("wout");
+  if (wout8) m.join(s);
+  const Fp8Output do2_8 = wout8 ? wout8->grad_input(true) : Fp8Output{};
+  dropout_bias_backward<T>(wout8 ? nullptr : m.at<T>("do2"), m.at<T>("dbout"), scratch,
+                           m.at<T>("dout"), site(c, step, kFfnOut), N, H, s, &do2_8);
+  ffn_backward<T>(m, s, step, m.t("norm2"), m.t("dnorm"), 0.f, nullptr, wout8 != nullptr);
   // norm2 = N2(h), h = h_prev + dropout(proj + bo): dh = dN2(dnorm) + dout, and the gradient of
   // the sublayer's output. T5's decoder: h = h2, the cross-attention's.
   if (c.cross_attention) {

@@ -211,6 +211,22 @@ TEST(Fp8Linear, ProducerWrittenInputAndGradientGiveTheSameProducts) {
   EXPECT_EQ(y1.host(), y2.host());
   EXPECT_EQ(dx1.host(), dx2.host());
   EXPECT_EQ(dw1.host(), dw2.host());
+  // x and xᵀ written at once (input_transposed): x into the layer's own copy, xᵀ kept outside;
+  // the gradient and its transpose at once (grad_input(true)).
+  Dev<__nv_bfloat16> y3(y1.buf.size()), dx3(dx1.buf.size()), dw3(dw1.buf.size());
+  xfbench::DeviceBuffer<std::uint8_t> xqt(std::size_t(T) * K);
+  const xk::Fp8Output in_t = layer.input_transposed(xqt.data()), grad_t = layer.grad_input(true);
+  ASSERT_NE(in_t.q, nullptr);
+  EXPECT_EQ(in_t.qt, xqt.data());
+  ASSERT_NE(grad_t.qt, nullptr);
+  xk::fp8_cast_transpose(in_t.q, in_t.qt, d_x.get(), T, K, scales, in_t.i, nullptr);
+  layer.forward_fp8(nullptr, in_t.q, y3.get());
+  xk::fp8_cast_transpose(grad_t.q, grad_t.qt, d_dy.get(), T, M, scales, grad_t.i, nullptr);
+  layer.backward_data(nullptr, dx3.get());
+  layer.backward_weight_fp8t(nullptr, xqt.data(), dw3.get());
+  EXPECT_EQ(y1.host(), y3.host());
+  EXPECT_EQ(dx1.host(), dx3.host());
+  EXPECT_EQ(dw1.host(), dw3.host());
   double norm = 0;
   for (double v : dw2.host()) norm += v * v;
   EXPECT_GT(norm, 0.0);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/activation.hpp"
+#include "kernels/dropout.hpp"
 #include "kernels/fp8.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
@@ -175,6 +176,66 @@ TEST_P(Fp8ProducersGpu, GeluAndGatedActivations) {
         },
         N, I, GetParam());
   }
+}
+
+// The GELU's forward in a training block writes its FP8 output and the transpose at once (the
+// tile pass): the same bytes as the flat pass, qt their transpose, the same amax and scale.
+TEST_P(Fp8ProducersGpu, GeluForwardWritesItsTransposeToo) {
+  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * I, -4, 4, 61));
+  Dev<bf16> bias(random_values<bf16>(I, -0.5, 0.5, 62));
+  for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh}) {
+    xk::Fp8RecipeConfig rc;
+    rc.recipe = GetParam();
+    xk::Fp8Scales flat({xk::Fp8Format::e4m3}, rc), tiles({xk::Fp8Format::e4m3}, rc);
+    const std::size_t n = std::size_t(N) * I;
+    xfbench::DeviceBuffer<std::uint8_t> q_flat(n), q(n), qt(n), q_t(n);
+    for (int step = 0; step < 2; ++step) {
+      const xk::Fp8Output a{q_flat.data(), &flat, 0}, b{q.data(), &tiles, 0, qt.data()};
+      xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, kind, nullptr, &a);
+      xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, kind, nullptr, &b);
+      xk::fp8_transpose(q_t.data(), q.data(), N, I, nullptr);
+      EXPECT_EQ(bytes_of(q), bytes_of(q_flat)) << "step " << step;
+      EXPECT_EQ(bytes_of(qt), bytes_of(q_t)) << "step " << step << ": qt is not q's transpose";
+      EXPECT_EQ(tiles.amaxes()[0], flat.amaxes()[0]) << "step " << step;
+      EXPECT_EQ(tiles.scales()[0], flat.scales()[0]) << "step " << step;
+      EXPECT_NE(tiles.scales()[0], 1.f) << "step " << step << ": the scale was never set";
+      if (GetParam() == xk::Fp8Recipe::delayed) flat.update(nullptr), tiles.update(nullptr);
+    }
+  }
+}
+
+// A pre-norm block's last residual in reverse writes the down projection's gradient do2 [N, H]
+// (dropout's backward of dout) in e5m2, its transpose and the bias gradient, in one pass.
+TEST_P(Fp8ProducersGpu, DropoutBackwardWritesItsGradientTransposeAndBiasGradient) {
+  Dev<bf16> dout(random_values<bf16>(std::size_t(N) * C, -1e-3, 1e-3, 71));
+  xfbench::DeviceBuffer<float> scratch(xk::norm_backward_scratch_bytes(C) / 4);
+  const xk::Dropout drop{0.1f, 5, 2};
+  expect_like_a_cast(
+      [&](bf16* dx, const xk::Fp8Output* fp8) {
+        xk::dropout_bias_backward<bf16>(dx, nullptr, scratch.data(), dout.get(), drop, N, C,
+                                        nullptr, fp8);
+      },
+      N, C, GetParam(), xk::Fp8Format::e5m2);
+  xk::Fp8Scales scales({xk::Fp8Format::e5m2}, xk::Fp8RecipeConfig{GetParam(), 16, 0});
+  const std::size_t n = std::size_t(N) * C;
+  xfbench::DeviceBuffer<std::uint8_t> q(n), qt(n), q_t(n);
+  Dev<bf16> dbias8(C), dbias(C), dx(n);
+  const xk::Fp8Output out{q.data(), &scales, 0, qt.data()};
+  xk::dropout_bias_backward<bf16>(nullptr, dbias8.get(), scratch.data(), dout.get(), drop, N, C,
+                                  nullptr, &out);
+  xk::dropout_bias_backward<bf16>(dx.get(), dbias.get(), scratch.data(), dout.get(), drop, N, C,
+                                  nullptr);
+  xk::fp8_transpose(q_t.data(), q.data(), N, C, nullptr);
+  EXPECT_EQ(bytes_of(qt), bytes_of(q_t)) << "qt is not q's transpose";
+  const std::vector<double> a = dbias8.host(), b = dbias.host(), d = dx.host();
+  std::vector<double> size(std::size_t(C), 0.0);
+  std::size_t zeros = 0;
+  for (std::size_t i = 0; i < n; ++i) size[i % C] += std::abs(d[i]), zeros += d[i] == 0;
+  EXPECT_GT(zeros, n / 20) << "no dropout applied";
+  std::size_t far = 0;
+  for (int c = 0; c < C; ++c)
+    far += !(std::abs(a[std::size_t(c)] - b[std::size_t(c)]) <= size[std::size_t(c)] * 0x1p-7);
+  EXPECT_EQ(far, 0u) << "dbias from the FP8 pass off the bf16 path's";
 }
 
 // The gated FFN's backward writes the up projection's gradient dpre [N, 2I] (dgate, dlinear) in
