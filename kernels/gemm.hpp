@@ -193,7 +193,9 @@ class Gemm {
 
 // The process-wide plan for (current device, desc, options), built on first use. Not tuned: a
 // caller that wants the search calls tune() once (tuned() says whether it ran) — unless a plan of
-// the same key was searched before clear_gemm_plans(): then it starts with that search's choice.
+// the same key was searched before clear_gemm_plans(), or the XFBENCH_GEMM_PLANS file holds an
+// earlier run's search of it (gemm_plans_file.hpp): then it starts with that search's choice.
+// With that file named, every search's choice is added to it.
 Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options = {});
 // Frees cached plans and shared workspaces (tests, memory pressure, a case measuring its own
 // memory); the searches' choices are kept.

@@ -17,6 +17,7 @@
 
 #include "kernels/detail/gemm_impl.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_plans_file.hpp"
 #include "xfbench/error.hpp"
 
 namespace xfbench::kernels {
@@ -124,6 +125,20 @@ int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>&
   return choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin);
 }
 
+namespace {
+// XFBENCH_GEMM_LOG=1: one stderr line for each search's choice (and each choice from the file).
+bool gemm_log() {
+  static const bool log = [] {
+    const char* v = std::getenv("XFBENCH_GEMM_LOG");
+    return v && *v && std::string(v) != "0";
+  }();
+  return log;
+}
+
+// Adds a search's choice to the XFBENCH_GEMM_PLANS file (after Gemm::tune; defined below).
+void record_search(const Gemm& plan, const std::string& key);
+}  // namespace
+
 GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
                           const GemmTuneOptions& options) {
   const int n = candidates();
@@ -195,13 +210,10 @@ GemmTuneResult Gemm::tune(cudaStream_t stream, const GemmOperands& ops,
   }
   impl_->sel = r.best;
   impl_->tuned = true;
-  static const bool log = [] {
-    const char* v = std::getenv("XFBENCH_GEMM_LOG");
-    return v && *v && std::string(v) != "0";
-  }();
-  if (log)
+  if (gemm_log())
     std::fprintf(stderr, "xfbench gemm search: %s -> %s\n", desc().describe().c_str(),
                  algo_info().label().c_str());
+  if (!impl_->plan_key.empty()) record_search(*this, impl_->plan_key);
   return r;
 }
 
@@ -246,16 +258,86 @@ std::map<PlanKey, SearchOutcome>& searched() {
 }
 }  // namespace
 
+// ---- The searches' file (XFBENCH_GEMM_PLANS, gemm_plans_file.hpp) ----------------------------
+
+namespace {
+const std::string& plans_path() {
+  static const std::string path = [] {
+    const char* v = std::getenv("XFBENCH_GEMM_PLANS");
+    return std::string(v ? v : "");
+  }();
+  return path;
+}
+
+// The file's records, read on first use (under plan_mutex()); a malformed file throws each time.
+std::vector<detail::SearchRecord>* file_records() {
+  if (plans_path().empty()) return nullptr;
+  static std::vector<detail::SearchRecord> records;
+  static bool read = false;
+  if (!read) {
+    records = detail::read_search_file(plans_path());
+    read = true;
+  }
+  return &records;
+}
+
+std::string gpu_name(int device) {
+  static std::map<int, std::string> names;  // under plan_mutex()
+  auto it = names.find(device);
+  if (it == names.end()) {
+    cudaDeviceProp prop{};
+    XF_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    it = names.emplace(device, prop.name).first;
+  }
+  return it->second;
+}
+
+// A new plan takes the file's choice when GPU, cuBLASLt version, key, candidate count and the
+// chosen candidate's kernel all agree; otherwise it stays unsearched.
+bool adopt_recorded_search(Gemm& plan, const std::vector<detail::SearchRecord>& records,
+                           const PlanKey& key) {
+  const detail::SearchRecord* r = detail::find_search_record(
+      records, gpu_name(std::get<0>(key)), long(cublasLtGetVersion()), std::get<1>(key));
+  if (!r || r->candidates != plan.candidates() || plan.algo_info(r->index).label() != r->kernel)
+    return false;
+  plan.select(r->index);
+  if (gemm_log())
+    std::fprintf(stderr, "xfbench gemm plan from %s: %s -> %s\n", plans_path().c_str(),
+                 plan.desc().describe().c_str(), plan.algo_info().label().c_str());
+  return true;
+}
+
+void record_search(const Gemm& plan, const std::string& key) {
+  std::lock_guard<std::mutex> lock(plan_mutex());
+  std::vector<detail::SearchRecord>* records = file_records();
+  if (!records) return;
+  detail::SearchRecord r;
+  r.gpu = gpu_name(current_device());
+  r.cublaslt = long(cublasLtGetVersion());
+  r.key = key;
+  r.index = plan.selected();
+  r.candidates = plan.candidates();
+  r.kernel = plan.algo_info().label();
+  detail::upsert_search_record(*records, r);
+  detail::write_search_file(plans_path(), *records);
+}
+}  // namespace
+
 Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
   PlanKey key{current_device(), key_of(desc, options)};
   std::lock_guard<std::mutex> lock(plan_mutex());
   auto it = plans().find(key);
   if (it == plans().end()) {
+    const std::vector<detail::SearchRecord>* records = file_records();  // may throw: nothing built
     it = plans().emplace(key, std::make_unique<Gemm>(desc, options)).first;
+    Gemm& plan = *it->second;
+    plan.impl_->plan_key = std::get<1>(key);
     auto done = searched().find(key);
-    if (done != searched().end() && done->second.candidates == it->second->candidates()) {
-      it->second->select(done->second.index);
-      it->second->impl_->tuned = true;
+    if (done != searched().end() && done->second.candidates == plan.candidates()) {
+      plan.select(done->second.index);
+      plan.impl_->tuned = true;
+    } else if (records && adopt_recorded_search(plan, *records, key)) {
+      plan.impl_->tuned = true;
     }
   }
   return *it->second;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "kernels/gemm.hpp"
@@ -66,6 +67,7 @@ struct Gemm::Impl {
   bool blas_candidate() const { return blas != nullptr; }
   int sel = 0;
   bool tuned = false;
+  std::string plan_key;  // gemm_plan's key (empty for a plan built directly): the file's record
   // fp8 only: unit scales for A and B (256 bytes apart) and, at kDummyC, a stand-in for C:
   // cuBLASLt's fp8 kernels reject C aliasing D, and with beta = 0 C is never read.
   static constexpr std::size_t kScratchBytes = 1024, kDummyC = 512;

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <tuple>
 #include <vector>
+
+#include <unistd.h>
 
 #include "kernels/gemm.hpp"
 #include "matmul_cases.hpp"
@@ -462,6 +466,48 @@ TEST_F(GemmGpu, SearchesLogTheirChoiceOnRequest) {
   xftest::HostResult quiet = xftest::run_host(args);
   EXPECT_EQ(quiet.code, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find("xfbench gemm search"), std::string::npos) << quiet.err;
+}
+
+// XFBENCH_GEMM_PLANS=file: the first run searches and writes each choice there; the second finds
+// them and searches nothing, so both run the same kernels; a malformed file fails the GEMM cases
+// with the file and line, and the host says so in its exit code.
+TEST_F(GemmGpu, PlansFileCarriesTheSearchesToTheNextRun) {
+  const std::string path = "/tmp/xftest_gemm_plans_" + std::to_string(::getpid()) + ".tsv";
+  std::remove(path.c_str());
+  const std::string args =
+      "--xfbench_suite=all --benchmark_filter='^Matmul/(bf16|fp16)/NN/m:512/n:512/k:512/' "
+      "--benchmark_min_time=0.01";
+  const std::string env = "XFBENCH_GEMM_LOG=1 XFBENCH_GEMM_PLANS=" + path;
+  xftest::HostResult first = xftest::run_host(args, env);
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.err.find("xfbench gemm search: fp16 NN m=512 n=512 k=512"), std::string::npos)
+      << first.err;
+  const std::string text = xftest::slurp(path);
+  EXPECT_NE(text.find("\talgo="), std::string::npos) << text;
+  xftest::HostResult second = xftest::run_host(args, env);
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(second.err.find("xfbench gemm search:"), std::string::npos) << second.err;
+  const std::string from = "xfbench gemm plan from " + path + ": ";
+  for (const char* dtype : {"bf16", "fp16"}) {
+    const std::string product = std::string(dtype) + " NN m=512 n=512 k=512";
+    const std::size_t at = second.err.find(from + product);
+    ASSERT_NE(at, std::string::npos) << second.err;
+    const std::string line = second.err.substr(at, second.err.find('\n', at) - at);
+    const std::string chosen = line.substr(line.find(" -> ") + 4);
+    EXPECT_NE(first.err.find("xfbench gemm search: " + product + " out=" + dtype + " -> " + chosen),
+              std::string::npos)
+        << "the first run chose another kernel than the second ran: " << line << "\n"
+        << first.err;
+  }
+  {
+    std::ofstream bad(path, std::ios::app);
+    bad << "not a record\n";
+  }
+  xftest::HostResult broken = xftest::run_host(args, env);
+  EXPECT_NE(broken.code, 0) << broken.err;
+  EXPECT_NE((broken.out + broken.err).find(path + ", line "), std::string::npos)
+      << broken.out << broken.err;
+  std::remove(path.c_str());
 }
 
 TEST_F(GemmGpu, SearchesOutliveClearedPlans) {
