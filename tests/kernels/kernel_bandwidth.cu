@@ -1,6 +1,7 @@
 // Bandwidth of the memory-bound kernels (and throughput of both attention backends) at BERT-large
-// shapes: hidden 1024, intermediate 4096, 16 heads of 64. Not a test: run by hand on the device,
-// prints one JSON object per kernel (GB/s count each tensor byte read or written once).
+// shapes: hidden 1024, intermediate 4096, 16 heads of 64; RMSNorm also at the Llama widths. Not a
+// test: run by hand on the device, prints one JSON object per kernel (GB/s count each tensor byte
+// read or written once).
 //   kernel_bandwidth [--out=file.jsonl]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -245,6 +246,37 @@ void attention(const char* dt, xk::Precision prec, int B, int S, xk::QkvLayout l
   }
 }
 
+// RMSNorm at the Llama widths (hidden 4096: llama-3.1-8b, 8192: llama-3.1-70b), 8192 tokens, bf16:
+// the rows there take the widest row shapes (8 warps a row, 2 and 4 vectors a thread).
+void rmsnorm_llama(cudaStream_t s) {
+  using T = __nv_bfloat16;
+  const int N = 8192;
+  for (int C : {4096, 8192}) {
+    const std::size_t n = std::size_t(N) * C;
+    const double e = sizeof(T);
+    const std::string shape = "bf16 N=" + std::to_string(N) + " C=" + std::to_string(C);
+    Buf<T> x(n, s, 1), out(n, s, 3), z(n, s, 4), dy(n, s, 5), dz(n, s, 7), w(C, s, 9, 0.5, 1.5),
+        gw(C, s, 11);
+    xfbench::DeviceBuffer<float> rstd(N);
+    xfbench::DeviceBuffer<char> scratch(xk::norm_backward_scratch_bytes(C));
+    float* sc = reinterpret_cast<float*>(scratch.data());
+    report("rmsnorm_forward", shape,
+           time_ms(s,
+                   [&] {
+                     xk::rmsnorm_forward<T>(out.get(), rstd.data(), x.get(), w.get(), N, C, 1e-5f,
+                                            s);
+                   }),
+           2 * n * e);
+    report("rmsnorm_backward", shape,
+           time_ms(s,
+                   [&] {
+                     xk::rmsnorm_backward<T>(dz.get(), gw.get(), sc, dy.get(), nullptr, z.get(),
+                                             w.get(), rstd.data(), N, C, s);
+                   }),
+           3 * n * e);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,6 +286,7 @@ int main(int argc, char** argv) {
     xfbench::Stream stream;
     memory_bound<__half>("fp16", stream);
     memory_bound<__nv_bfloat16>("bf16", stream);
+    rmsnorm_llama(stream);
     softmax<__half>("fp16", 64, 512, stream);
     softmax<__half>("fp16", 128, 128, stream);
     for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
