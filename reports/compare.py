@@ -400,7 +400,9 @@ def add_arguments(p):
     p.add_argument("--match-backend", metavar="MAP", default=None,
                    help="rename layer backends before matching, FROM=TO,... (default "
                         "torch-sdpa=fused,torch-eager=unfused, so the PyTorch peer lines up with "
-                        "xfbench; 'none' keeps the names as they are)")
+                        "xfbench; 'none' keeps the names as they are); an item KEY:A=KEY:B renames "
+                        "a name part, e.g. torchao-compile=fused,recipe:current=recipe:delayed "
+                        "pairs torchao's FP8 step with xfbench's delayed-recipe one")
     p.add_argument("--fail-if-slower", type=float, metavar="PCT",
                    help="exit 1 if any matched case is more than PCT percent slower than the "
                         "baseline, or a later run misses or failed a case the baseline measured")

@@ -246,10 +246,15 @@ class Run:
 
 
 def map_backend(name, backend_map):
-    """Rename the backend component (2nd path part) e.g. BertLayer/torch-sdpa/... -> BertLayer/fused/..."""
+    """Rename the backend component (2nd path part) e.g. BertLayer/torch-sdpa/... -> BertLayer/fused/...,
+    and any key:value part the map names (recipe:current -> recipe:delayed: torchao's scaling is
+    the current recipe's, TransformerEngine's default the delayed one)."""
     parts = name.split("/")
-    if len(parts) > 1 and parts[1] in backend_map:
+    if len(parts) > 1 and ":" not in parts[1] and parts[1] in backend_map:
         parts[1] = backend_map[parts[1]]
+    for i in range(2, len(parts)):
+        if ":" in parts[i] and parts[i] in backend_map:
+            parts[i] = backend_map[parts[i]]
     return "/".join(parts)
 
 
@@ -430,7 +435,8 @@ def merge(runs):
 
 
 def parse_backend_map(text):
-    """'torch-sdpa=fused,torch-eager=unfused' -> dict; 'none' or '' -> {} (no mapping)."""
+    """'torch-sdpa=fused,torch-eager=unfused' -> dict; 'none' or '' -> {} (no mapping). An item
+    KEY:A=KEY:B renames a name part (recipe:current=recipe:delayed), within its key only."""
     if text is None:
         return dict(DEFAULT_BACKEND_MAP)
     if text.strip().lower() in ("", "none"):
@@ -440,6 +446,9 @@ def parse_backend_map(text):
         k, eq, v = (x.strip() for x in item.partition("="))
         if not (k and eq and v):
             raise BadInput(f"--match-backend {text}: {item!r} is not FROM=TO")
+        if (":" in k or ":" in v) and k.split(":", 1)[0] != v.split(":", 1)[0]:
+            raise BadInput(f"--match-backend {text}: {item!r} renames a name part into another "
+                           "key (KEY:A=KEY:B)")
         out[k] = v
     return out
 

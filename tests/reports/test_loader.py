@@ -84,3 +84,19 @@ def test_formatting():
     assert loader.fmt_time(2.5e-6) == "2.5 us"
     assert loader.fmt_bytes(268435456) == "256 MiB"
     assert loader.fmt_num(730.0) == "730.0" and loader.fmt_num(3000.0) == "3000"
+
+
+def test_backend_map_renames_name_parts_within_their_key():
+    """KEY:A=KEY:B renames a whole name part (torchao's FP8 step, recipe current, paired with
+    xfbench's delayed one); a part only matches whole, and a rename across keys is refused."""
+    m = loader.parse_backend_map("torchao-compile=fused,recipe:current=recipe:delayed")
+    assert loader.map_backend(
+        "TrainStep/torchao-compile/gpt2-xl/fp8/recipe:current/seq:1024/batch:8", m) == \
+        "TrainStep/fused/gpt2-xl/fp8/recipe:delayed/seq:1024/batch:8"
+    assert loader.map_backend("LlamaBlock/fused/fp8/recipe:currently/fwd", m) == \
+        "LlamaBlock/fused/fp8/recipe:currently/fwd"
+    assert loader.map_backend("Matmul/recipe:current/x", m) == "Matmul/recipe:current/x", \
+        "the second part is the backend, never a key:value part"
+    for bad in ("recipe:current=delayed", "recipe:current=mode:delayed", "fused=recipe:delayed"):
+        with pytest.raises(ValueError, match="another key"):
+            loader.parse_backend_map(bad)

@@ -13,3 +13,5 @@
 # Accuracy (XFBENCH_LOSSES=1, 200 steps): loss bf16 1.3428 (again 1.3420), fp8 1.3395; after 30
 #   steps (validation) bf16 5.106, fp8 5.168.
 # GPT2Block gpt2-xl s1024 b8 fused fwd+bwd, one repetition: bf16 3395 us, fp8 2553 us (1.330x).
+# Side by side: python3 -m reports compare xfbench.json torch_fp8.json \
+#   --match-backend torchao-compile=fused,recipe:current=recipe:delayed
