@@ -52,6 +52,31 @@ struct Buf {
   T* get() const { return b.data(); }
 };
 
+// RMSNorm forward and backward of N rows of C (own buffers).
+template <class T>
+void rmsnorm(const std::string& shape, int N, int C, cudaStream_t s) {
+  const std::size_t n = std::size_t(N) * C;
+  const double e = sizeof(T);
+  Buf<T> x(n, s, 1), out(n, s, 3), z(n, s, 4), dy(n, s, 5), dz(n, s, 7), w(C, s, 9, 0.5, 1.5),
+      gw(C, s, 11);
+  xfbench::DeviceBuffer<float> rstd(N);
+  xfbench::DeviceBuffer<char> scratch(xk::norm_backward_scratch_bytes(C));
+  float* sc = reinterpret_cast<float*>(scratch.data());
+  report("rmsnorm_forward", shape,
+         time_ms(s,
+                 [&] {
+                   xk::rmsnorm_forward<T>(out.get(), rstd.data(), x.get(), w.get(), N, C, 1e-6f, s);
+                 }),
+         2 * n * e);
+  report("rmsnorm_backward", shape,
+         time_ms(s,
+                 [&] {
+                   xk::rmsnorm_backward<T>(dz.get(), gw.get(), sc, dy.get(), nullptr, z.get(),
+                                           w.get(), rstd.data(), N, C, s);
+                 }),
+         3 * n * e);
+}
+
 template <class T>
 void memory_bound(const char* dt, cudaStream_t s) {
   const int N = 64 * 512, C = 1024, F = 4096;
@@ -103,19 +128,7 @@ void memory_bound(const char* dt, cudaStream_t s) {
                        nullptr, z.get(), w.get(), mean.data(), rstd.data(), drop, N, C, s);
                  }),
          5 * n * e);
-  report("rmsnorm_forward", shape,
-         time_ms(s,
-                 [&] {
-                   xk::rmsnorm_forward<T>(out.get(), rstd.data(), x.get(), w.get(), N, C, 1e-6f, s);
-                 }),
-         2 * n * e);
-  report("rmsnorm_backward", shape,
-         time_ms(s,
-                 [&] {
-                   xk::rmsnorm_backward<T>(dz.get(), gw.get(), sc, dy.get(), nullptr, z.get(),
-                                           w.get(), rstd.data(), N, C, s);
-                 }),
-         3 * n * e);
+  rmsnorm<T>(shape, N, C, s);
   report("bias_dropout_residual_forward", shape,
          time_ms(s,
                  [&] {
@@ -246,37 +259,6 @@ void attention(const char* dt, xk::Precision prec, int B, int S, xk::QkvLayout l
   }
 }
 
-// RMSNorm at the Llama widths (hidden 4096: llama-3.1-8b, 8192: llama-3.1-70b), 8192 tokens, bf16:
-// the rows there take the widest row shapes (8 warps a row, 2 and 4 vectors a thread).
-void rmsnorm_llama(cudaStream_t s) {
-  using T = __nv_bfloat16;
-  const int N = 8192;
-  for (int C : {4096, 8192}) {
-    const std::size_t n = std::size_t(N) * C;
-    const double e = sizeof(T);
-    const std::string shape = "bf16 N=" + std::to_string(N) + " C=" + std::to_string(C);
-    Buf<T> x(n, s, 1), out(n, s, 3), z(n, s, 4), dy(n, s, 5), dz(n, s, 7), w(C, s, 9, 0.5, 1.5),
-        gw(C, s, 11);
-    xfbench::DeviceBuffer<float> rstd(N);
-    xfbench::DeviceBuffer<char> scratch(xk::norm_backward_scratch_bytes(C));
-    float* sc = reinterpret_cast<float*>(scratch.data());
-    report("rmsnorm_forward", shape,
-           time_ms(s,
-                   [&] {
-                     xk::rmsnorm_forward<T>(out.get(), rstd.data(), x.get(), w.get(), N, C, 1e-5f,
-                                            s);
-                   }),
-           2 * n * e);
-    report("rmsnorm_backward", shape,
-           time_ms(s,
-                   [&] {
-                     xk::rmsnorm_backward<T>(dz.get(), gw.get(), sc, dy.get(), nullptr, z.get(),
-                                             w.get(), rstd.data(), N, C, s);
-                   }),
-           3 * n * e);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,7 +268,10 @@ int main(int argc, char** argv) {
     xfbench::Stream stream;
     memory_bound<__half>("fp16", stream);
     memory_bound<__nv_bfloat16>("bf16", stream);
-    rmsnorm_llama(stream);
+    // RMSNorm at the Llama widths (llama-3.1-8b, llama-3.1-70b): 8 warps a row, 2 and 4 vectors
+    // a thread.
+    for (int C : {4096, 8192})
+      rmsnorm<__nv_bfloat16>("bf16 N=8192 C=" + std::to_string(C), 8192, C, stream);
     softmax<__half>("fp16", 64, 512, stream);
     softmax<__half>("fp16", 128, 128, stream);
     for (auto layout : {xk::QkvLayout::bshd, xk::QkvLayout::sbhd}) {
