@@ -112,6 +112,13 @@ void memory_bound(const char* dt, cudaStream_t s) {
                                              z.get(), w.get(), mean.data(), rstd.data(), N, C, s);
                  }),
          3 * n * e);
+  report("layernorm_backward(+dresidual)", shape,
+         time_ms(s,
+                 [&] {
+                   xk::layernorm_backward<T>(dz.get(), gw.get(), gb.get(), sc, dy.get(), res.get(),
+                                             z.get(), w.get(), mean.data(), rstd.data(), N, C, s);
+                 }),
+         4 * n * e);
   report("bias_dropout_residual_layernorm_backward(dz,dx,dxbias)", shape,
          time_ms(s,
                  [&] {
