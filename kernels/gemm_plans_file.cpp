@@ -14,7 +14,7 @@
 namespace xfbench::kernels::detail {
 namespace {
 
-constexpr int kFields = 6;
+constexpr int kFields = 7;
 
 // A whole decimal number in [lo, hi], or false.
 bool parse_number(const std::string& s, long lo, long hi, long& out) {
@@ -46,32 +46,35 @@ std::vector<SearchRecord> parse_search_records(std::istream& in, const std::stri
     f.push_back(line.substr(start));
     if (f.size() != kFields)
       bad("expected " + std::to_string(kFields) +
-          " tab-separated fields (GPU, cuBLASLt version, key, index, candidates, kernel), found " +
+          " tab-separated fields (GPU, cuBLASLt version, key, product, index, candidates, "
+          "kernel), found " +
           std::to_string(f.size()));
     SearchRecord r;
     long version = 0, index = 0, candidates = 0;
-    if (f[0].empty() || f[2].empty() || f[5].empty()) bad("an empty GPU, key or kernel");
+    if (f[0].empty() || f[2].empty() || f[3].empty() || f[6].empty())
+      bad("an empty GPU, key, product or kernel");
     if (!parse_number(f[1], 1, 1L << 40, version)) bad("cuBLASLt version '" + f[1] + "'");
-    if (!parse_number(f[4], 1, 1 << 20, candidates)) bad("candidate count '" + f[4] + "'");
-    if (!parse_number(f[3], 0, candidates - 1, index))
-      bad("index '" + f[3] + "' is not one of " + std::to_string(candidates) + " candidates");
+    if (!parse_number(f[5], 1, 1 << 20, candidates)) bad("candidate count '" + f[5] + "'");
+    if (!parse_number(f[4], 0, candidates - 1, index))
+      bad("index '" + f[4] + "' is not one of " + std::to_string(candidates) + " candidates");
     r.gpu = f[0];
     r.cublaslt = version;
     r.key = f[2];
+    r.product = f[3];
     r.index = int(index);
     r.candidates = int(candidates);
-    r.kernel = f[5];
+    r.kernel = f[6];
     upsert_search_record(records, r);
   }
   return records;
 }
 
 void write_search_records(std::ostream& out, const std::vector<SearchRecord>& records) {
-  out << "# xfbench GEMM searches (XFBENCH_GEMM_PLANS): GPU, cuBLASLt version, plan key, chosen "
-         "candidate, candidates, kernel\n";
+  out << "# xfbench GEMM searches (XFBENCH_GEMM_PLANS): GPU, cuBLASLt version, plan key, product, "
+         "chosen candidate, candidates, kernel\n";
   for (const SearchRecord& r : records)
-    out << r.gpu << '\t' << r.cublaslt << '\t' << r.key << '\t' << r.index << '\t' << r.candidates
-        << '\t' << r.kernel << '\n';
+    out << r.gpu << '\t' << r.cublaslt << '\t' << r.key << '\t' << r.product << '\t' << r.index
+        << '\t' << r.candidates << '\t' << r.kernel << '\n';
 }
 
 void upsert_search_record(std::vector<SearchRecord>& records, const SearchRecord& r) {

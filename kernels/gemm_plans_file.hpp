@@ -5,7 +5,8 @@
 // on one GPU) measure the same kernels only when they share their choices.
 //
 // One search a line, tab-separated: GPU name, cuBLASLt version, the plan's key (its description and
-// options), the chosen candidate's index, the number of candidates, the chosen kernel's label.
+// options), the product as a person reads it (GemmDesc::describe()), the chosen candidate's index,
+// the number of candidates, the chosen kernel's label (`python3 -m reports plans` shows them).
 // A record applies only where all of GPU, version, key, candidate count and that candidate's label
 // agree, so a file from another GPU, library or heuristic list searches again.
 #pragma once
@@ -20,6 +21,7 @@ struct SearchRecord {
   std::string gpu;
   long cublaslt = 0;
   std::string key;
+  std::string product;  // GemmDesc::describe(): "bf16 NN m=8192 n=1024 k=4096 out=bf16"
   int index = 0;
   int candidates = 0;
   std::string kernel;  // GemmAlgoInfo::label() of the chosen candidate

@@ -315,6 +315,7 @@ void record_search(const Gemm& plan, const std::string& key) {
   r.gpu = gpu_name(current_device());
   r.cublaslt = long(cublasLtGetVersion());
   r.key = key;
+  r.product = plan.desc().describe();
   r.index = plan.selected();
   r.candidates = plan.candidates();
   r.kernel = plan.algo_info().label();

@@ -1,4 +1,4 @@
-"""Entry point: python3 -m reports <compare|table|plot|html|noise|kernels> [options].
+"""Entry point: python3 -m reports <compare|table|plot|html|noise|kernels|plans> [options].
 
 Exit codes: 0 fine; 1 a gate failed (compare --fail-if-slower, noise --check); 2 bad input: an
 argument, an input file or an output that cannot be used, each one line on stderr; 3 a bug in
@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 
-from . import compare, htmlreport, kernels, loader, noise, plot, table
+from . import compare, htmlreport, kernels, loader, noise, plans, plot, table
 
 COMMANDS = {
     "compare": (compare, "compare two or more runs: per-family tables, ratios, U test, geomean"),
@@ -19,6 +19,7 @@ COMMANDS = {
     "html": (htmlreport, "one self-contained HTML report of a run or a comparison"),
     "noise": (noise, "how well runs repeat: per family, the CV of each case over its repetitions"),
     "kernels": (kernels, "where a case's time goes, kernel by kernel, from ncu's per-kernel times"),
+    "plans": (plans, "the GEMM kernels a run chose (XFBENCH_GEMM_PLANS files), or two runs' differences"),
 }
 
 
@@ -32,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 def main(argv=None):
     p = Parser(prog="python3 -m reports",
                description="Reports for xfbench (Google Benchmark JSON) results.")
-    sub = p.add_subparsers(dest="command", metavar="{compare,table,plot,html,noise,kernels}")
+    sub = p.add_subparsers(dest="command", metavar="{compare,table,plot,html,noise,kernels,plans}")
     sub.required = True
     for name, (mod, help_text) in COMMANDS.items():
         # the module's whole docstring, as written: its first line alone stops mid-sentence

@@ -23,6 +23,7 @@ d::SearchRecord record(const std::string& gpu, const std::string& key, int index
   r.gpu = gpu;
   r.cublaslt = 130100;
   r.key = key;
+  r.product = "bf16 NN m=8192 n=1024 k=4096 out=bf16";
   r.index = index;
   r.candidates = 9;
   r.kernel = kernel;
@@ -60,6 +61,7 @@ TEST(GemmPlansFile, RecordsRoundTripAndLaterSearchesReplaceEarlierOnes) {
     EXPECT_EQ(back[i].gpu, rs[i].gpu);
     EXPECT_EQ(back[i].cublaslt, rs[i].cublaslt);
     EXPECT_EQ(back[i].key, rs[i].key);
+    EXPECT_EQ(back[i].product, rs[i].product);
     EXPECT_EQ(back[i].index, rs[i].index);
     EXPECT_EQ(back[i].candidates, rs[i].candidates);
     EXPECT_EQ(back[i].kernel, rs[i].kernel);
@@ -73,20 +75,21 @@ TEST(GemmPlansFile, RecordsRoundTripAndLaterSearchesReplaceEarlierOnes) {
 }
 
 TEST(GemmPlansFile, MalformedLinesNameTheFileAndLine) {
-  const std::string good = "GPU\t130100\tkey\t1\t9\talgo=66\n";
+  const std::string good = "GPU\t130100\tkey\tbf16 NN m=64\t1\t9\talgo=66\n";
   EXPECT_EQ(parse_error("# comment\n\n" + good), "");
-  EXPECT_NE(parse_error("# comment\n" + good + "GPU\t130100\tkey\t1\t9\n")
-                .find("plans.tsv, line 3: expected 6 tab-separated fields"),
+  EXPECT_NE(parse_error("# comment\n" + good + "GPU\t130100\tkey\tp\t1\t9\n")
+                .find("plans.tsv, line 3: expected 7 tab-separated fields"),
             std::string::npos);
-  EXPECT_NE(parse_error("GPU\tnew\tkey\t1\t9\talgo=66\n").find("line 1: cuBLASLt version 'new'"),
+  EXPECT_NE(parse_error("GPU\tnew\tkey\tp\t1\t9\talgo=66\n").find("line 1: cuBLASLt version 'new'"),
             std::string::npos);
-  EXPECT_NE(parse_error("GPU\t130100\tkey\t9\t9\talgo=66\n").find("index '9' is not one of 9"),
+  EXPECT_NE(parse_error("GPU\t130100\tkey\tp\t9\t9\talgo=66\n").find("index '9' is not one of 9"),
             std::string::npos);
-  EXPECT_NE(parse_error("GPU\t130100\tkey\t-1\t9\talgo=66\n").find("index '-1'"),
+  EXPECT_NE(parse_error("GPU\t130100\tkey\tp\t-1\t9\talgo=66\n").find("index '-1'"),
             std::string::npos);
-  EXPECT_NE(parse_error("GPU\t130100\tkey\t0\t0\talgo=66\n").find("candidate count '0'"),
+  EXPECT_NE(parse_error("GPU\t130100\tkey\tp\t0\t0\talgo=66\n").find("candidate count '0'"),
             std::string::npos);
-  EXPECT_NE(parse_error("\t130100\tkey\t0\t1\talgo=66\n").find("an empty GPU, key or kernel"),
+  EXPECT_NE(parse_error("GPU\t130100\tkey\t\t0\t1\talgo=66\n")
+                .find("an empty GPU, key, product or kernel"),
             std::string::npos);
   EXPECT_NE(parse_error("x\n").find("remove the line or the file"), std::string::npos)
       << "every message says what to do";

@@ -183,6 +183,8 @@ CASES = [
     ("kernels missing file", 2, R("kernels", "{d}/missing.csv"), "{d}/missing.csv: cannot read"),
     ("kernels --period x", 2, R("kernels", "{A}", "--period", "x"), "--period x: must be auto, 0 or a kernel count"),
     ("kernels --top -1", 2, R("kernels", "{A}", "--top", "-1"), "--top -1: must be 0 or more"),
+    ("plans a JSON run", 2, R("plans", "{A}"), "{A}, line 1: not a GEMM plans record"),
+    ("plans missing file", 2, R("plans", "{d}/missing.tsv"), "{d}/missing.tsv: cannot read"),
     # the command line itself
     ("no command", 2, R(), "the following arguments are required"),
     ("unknown command", 2, R("nope"), "invalid choice: 'nope'"),
