@@ -68,7 +68,7 @@ def short_name(name):
 
 def read_kernels(path):
     """[(kernel name, microseconds)] in launch order. BadInput: no table of kernel times."""
-    lines = _read(path).splitlines()
+    lines = loader.read_text(path).splitlines()
     start = next((i for i, l in enumerate(lines) if l.startswith('"ID"') or l.startswith("ID,")),
                  None)
     if start is None:
@@ -97,14 +97,6 @@ def read_kernels(path):
     if not out:
         raise loader.BadInput(f"{path}: the ncu table holds no kernel times")
     return out
-
-
-def _read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as e:
-        raise loader.BadInput(f"{path}: cannot read ({e.strerror or e})") from None
 
 
 def find_period(names):

@@ -460,6 +460,15 @@ def bad_input(runs):
     return any(r.bad_input for r in runs)
 
 
+def read_text(path):
+    """A text input's whole content (ncu tables, GEMM plans files); BadInput when unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read ({e.strerror or e})") from None
+
+
 def require(ok, option, value, why):
     if not ok:
         raise BadInput(f"{option} {value:g}: {why}" if isinstance(value, float)

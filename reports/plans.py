@@ -23,11 +23,7 @@ def add_arguments(p):
 def read_plans(path):
     """{(gpu, cublaslt, key): (product, 'index/candidates', kernel)}, in the file's order (the index
     counted from 0, as the kernel's label and XFBENCH_GEMM_LOG count it)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise loader.BadInput(f"{path}: cannot read ({e.strerror or e})") from None
+    lines = loader.read_text(path).splitlines()
     plans = {}
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):

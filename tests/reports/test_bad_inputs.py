@@ -142,6 +142,7 @@ CASES = [
     # options of compare
     ("compare --match-backend x", 2, R("compare", "{A}", "{B}", "--match-backend", "x"), "--match-backend x: 'x' is not FROM=TO"),
     ("compare --match-backend =fused", 2, R("compare", "{A}", "{B}", "--match-backend", "=fused"), "--match-backend =fused"),
+    ("compare --match-backend across keys", 2, R("compare", "{A}", "{B}", "--match-backend", "recipe:current=fused"), "renames a name part into another key"),
     ("compare --format xml", 2, R("compare", "{A}", "{B}", "--format", "xml"), "--format: invalid choice: 'xml'"),
     ("compare --fail-if-slower -5", 2, R("compare", "{A}", "{B}", "--fail-if-slower", "-5"), "--fail-if-slower -5: must be a percentage"),
     ("compare --fail-if-slower nan", 2, R("compare", "{A}", "{B}", "--fail-if-slower", "nan"), "--fail-if-slower nan"),
