@@ -153,7 +153,9 @@ class CudnnAttention {
 //                      (CUDA architecture 90 is compiled as 90a for the *_sm90.cu files), else
 //                      mma.sync
 //   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
-enum class FlashKernel { best, mma };
+//   FlashKernel::lockstep  as best, but the head-dim-128 forward without its overlap of a key
+//                      tile's softmax with the next tile's products (flash_speed compares them)
+enum class FlashKernel { best, mma, lockstep };
 
 // What a training forward saves for FlashAttention::backward (device buffers the caller owns).
 struct FlashSaved {
@@ -201,6 +203,7 @@ class FlashAttention {
 
  private:
   AttentionDesc desc_;
+  bool overlap_ = true;  // the head-dim-128 wgmma forward overlaps softmax and products
   bool wgmma_ = false;
 };
 

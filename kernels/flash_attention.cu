@@ -157,7 +157,8 @@ FlashAttention::FlashAttention(const AttentionDesc& desc, FlashKernel kernel) : 
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
     cudaGetLastError();
-  wgmma_ = kernel == FlashKernel::best && major == 9 && minor == 0;
+  wgmma_ = kernel != FlashKernel::mma && major == 9 && minor == 0;
+  overlap_ = kernel != FlashKernel::lockstep;
 #else
   (void)kernel;
 #endif
@@ -234,7 +235,7 @@ void FlashAttention::forward(void* o, const FlashSaved& saved, const void* q, co
   const detail::FlashParams p = params(d, o, saved, q, k, v, kv_lens, bias, dropout);
   const bool fp16 = d.precision == Precision::fp16;
   if (wgmma_)
-    detail::launch_flash_wgmma(p, fp16, d.B, stream);
+    detail::launch_flash_wgmma(p, fp16, d.B, overlap_, stream);
   else
     detail::launch_flash_mma(p, fp16, d.B, stream);
   XF_CUDA_CHECK_LAUNCH();

@@ -110,37 +110,154 @@ __global__ void __launch_bounds__(kWgThreads, blocks_per_sm(HD))
 #endif
 }
 
+// Head dim 128, FlashAttention-3's intra-warpgroup overlap: a warpgroup issues key tile t + 1's
+// S = Q·Kᵀ and tile t's O += P·V together, and runs tile t + 1's softmax while P·V is still on
+// the tensor cores; P is packed from S once P·V is done, and O takes the new max's factor while
+// the next S runs. K so runs a tile ahead of V: iteration t reads K of tile t + 1 and V of tile
+// t, and loads K of t + 2 and V of t + 1, each into the buffer the tile before them has left.
+// Live at once: S, O and P (64 + 64 + 32 registers). No bias (head dim 128 takes none); with tiles
+// of 128 keys and blocks of 128 rows no tile lies above the diagonal for either warpgroup.
+template <class T, bool Masked>
+__global__ void __launch_bounds__(kWgThreads, 1)
+    flash_forward_overlap_kernel(FlashParams p, BlockOrder order) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int HD = kMaxHD, kPanels = HD / kHD, kKeys = keys_per_tile(HD), kNT = kKeys / 8;
+  extern __shared__ __align__(1024) std::uint16_t smem[];
+  std::uint16_t* sQ = smem;
+  auto sK = [&](int buf) { return sQ + (kBlockM + buf * kKeys) * HD; };
+  auto sV = [&](int buf) { return sQ + (kBlockM + (2 + buf) * kKeys) * HD; };
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wg = warp / 4;
+  const int row0 = warp * 16 + lane / 4;  // the thread's first row in the block
+  const BlockTiles<kWgThreads, kKeys> blk(p, order);
+  const int tiles = blk.tiles;
+  const bool ragged = p.Sk % kKeys != 0;
+  blk.template load_q<kPanels>(p, sQ);
+  blk.template load_rows<kPanels>(p, 0, sK(0), blk.k, p.sk.s);
+  cp_async_commit();
+  if (tiles > 1) blk.template load_rows<kPanels>(p, 1, sK(1), blk.k, p.sk.s);
+  blk.template load_rows<kPanels>(p, 0, sV(0), blk.v, p.sv.s);
+  cp_async_commit();
+
+  std::uint64_t q_desc[kPanels];
+#pragma unroll
+  for (int c = 0; c < kPanels; ++c)
+    q_desc[c] = wgmma_desc(sQ + c * kBlockM * kHD + wg * 64 * kHD, 16, 1024);
+  float s[1][kNT][4];
+  auto issue_s = [&](int buf) {
+#pragma unroll
+    for (int c = 0; c < kPanels; ++c) {
+      const std::uint64_t k_desc = wgmma_desc(sK(buf) + c * kKeys * kHD, 16, 1024);
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        wgmma_ss<T, false, false>(s[0], q_desc[c] + kKMajorStep * ks, k_desc + kKMajorStep * ks,
+                                  c * 4 + ks);
+    }
+    wgmma_commit();
+  };
+  RowState<1> rows;
+  float corr[1][2];  // O's factor to the max of the tile whose P is next
+  // Tile t's scores into probabilities in place: masks, softmax, dropout.
+  auto probabilities = [&](int t) {
+    const int t64 = t * (kKeys / kBlockN);
+    if (Masked || ragged) mask_tile(s, p, blk.b, blk.m0 + row0, t64);
+    rows.exponentiate(s, p.scale_log2, corr);
+    if (p.drop.active()) drop_tile(s, p, blk.b, blk.h, blk.m0 + row0, t64);
+  };
+
+  float o[1][8 * kPanels][4] = {};
+  std::uint32_t pa[kNT / 2][1][4];
+  cp_async_wait<1>();  // Q and K of tile 0
+  fence_proxy_async();
+  __syncthreads();
+  wgmma_fence();
+  issue_s(0);
+  wgmma_wait();
+  fence_registers(s);
+  probabilities(0);
+  pack_p<T>(pa, s);
+
+  // O += P·V of tile t, after O takes the factor to tile t's max.
+  auto issue_pv = [&](int t) {
+    rows.rescale(o, corr);
+    // V N-major: its two panels (kKeys rows of 128 bytes apart) are one n128 operand
+    const std::uint64_t v_desc = wgmma_desc(sV(t & 1), kKeys * 128, 1024);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kNT / 2; ++kk) wgmma_rs<T>(o[0], pa[kk][0], v_desc + kMnMajorStep * kk);
+    wgmma_commit();
+  };
+  auto tile_landed = [] {  // and everyone is done with the buffers the next loads take
+    cp_async_wait_all();
+    fence_proxy_async();
+    __syncthreads();
+  };
+  // Every S issued is waited for before the P·V behind it (wgmma_wait<1>): ptxas serialises all
+  // of a kernel's wgmma where a path reads accumulators it cannot prove retired, so the last
+  // tile's P·V is outside the loop rather than the loop's S conditional.
+  for (int t = 0; t + 1 < tiles; ++t) {
+    tile_landed();  // K of t + 1, V of t; K of t and V of t - 1 are free
+    if (t + 2 < tiles) blk.template load_rows<kPanels>(p, t + 2, sK(t & 1), blk.k, p.sk.s);
+    blk.template load_rows<kPanels>(p, t + 1, sV((t + 1) & 1), blk.v, p.sv.s);
+    cp_async_commit();
+    wgmma_fence();
+    issue_s((t + 1) & 1);
+    issue_pv(t);      // O's factor applied while S runs
+    wgmma_wait<1>();  // S of tile t + 1 (P·V of tile t runs on)
+    fence_registers(s);
+    probabilities(t + 1);
+    wgmma_wait();
+    fence_registers(o);
+    fence_registers(pa);  // P·V read pa until here
+    pack_p<T>(pa, s);
+  }
+  tile_landed();
+  issue_pv(tiles - 1);
+  wgmma_wait();
+  fence_registers(o);
+  __syncthreads();  // every warpgroup's reads of sQ are done before it becomes the output stage
+  store_o<T>(p, rows, o, sQ, row0 - lane / 4, blk.m0, blk.b, blk.h);
+#endif
+}
+
+template <auto kernel>
+void launch_kernel(std::size_t smem, const BlockOrder& order, const FlashParams& p,
+                   cudaStream_t stream) {
+  if (smem > 48 * 1024) {
+    static const bool ready = [&] {  // once per variant: above the 48 KB default
+      XF_CUDA_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      return true;
+    }();
+    (void)ready;
+  }
+  kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order);
+}
+
 template <int HD>
-void launch_with_head_dim(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
+void launch_with_head_dim(const FlashParams& p, bool fp16, int B, bool overlap,
+                          cudaStream_t stream) {
   const BlockOrder order = forward_order(p, B, blocks_per_sm(HD));
   forward_variant(p, fp16, [&](auto t, auto masked, auto bias) {
-    constexpr bool kBias = decltype(bias)::value;
-    if constexpr (kBias && HD != kHD) {
+    using T = typename decltype(t)::type;
+    constexpr bool kBias = decltype(bias)::value, kMasked = decltype(masked)::value;
+    constexpr std::size_t smem = forward_smem_bytes(kBias, HD);
+    if constexpr (kBias && HD != kHD)
       XF_THROW(Unsupported, "flash attention: a score bias takes head dim 64");
-    } else {
-      constexpr std::size_t smem = forward_smem_bytes(kBias, HD);
-      const auto kernel = flash_forward_wgmma_kernel<typename decltype(t)::type,
-                                                     decltype(masked)::value, kBias, HD>;
-      if constexpr (smem > 48 * 1024) {
-        static const bool ready = [&] {  // once per variant: above the 48 KB default
-          XF_CUDA_CHECK(
-              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-          return true;
-        }();
-        (void)ready;
-      }
-      kernel<<<order.blocks(), kWgThreads, smem, stream>>>(p, order);
-    }
+    else if (HD == kMaxHD && overlap)
+      launch_kernel<flash_forward_overlap_kernel<T, kMasked>>(smem, order, p, stream);
+    else
+      launch_kernel<flash_forward_wgmma_kernel<T, kMasked, kBias, HD>>(smem, order, p, stream);
   });
 }
 
 }  // namespace
 
-void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream) {
+void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, bool overlap, cudaStream_t stream) {
   if (p.head_dim == kMaxHD)
-    launch_with_head_dim<kMaxHD>(p, fp16, B, stream);
+    launch_with_head_dim<kMaxHD>(p, fp16, B, overlap, stream);
   else
-    launch_with_head_dim<kHD>(p, fp16, B, stream);
+    launch_with_head_dim<kHD>(p, fp16, B, overlap, stream);
 }
 
 }  // namespace xfbench::kernels::detail

@@ -85,7 +85,12 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool vali
                "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n"); }
+// Waits until at most `Pending` of this thread's committed copy groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+__device__ __forceinline__ void cp_async_wait_all() { cp_async_wait<0>(); }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -230,6 +235,15 @@ struct RowState {
   template <int DT, int NT>
   __device__ __forceinline__ void softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4],
                                           float scale_log2) {
+    float corr[MT][2];
+    exponentiate(s, scale_log2, corr);
+    rescale(o, corr);
+  }
+  // softmax without O: the new max, s's exponentials and the running sums; corr: the factor O
+  // takes to the new max (rescale), for a caller whose O is still being accumulated.
+  template <int NT>
+  __device__ __forceinline__ void exponentiate(float (&s)[MT][NT][4], float scale_log2,
+                                               float (&corr)[MT][2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -239,7 +253,7 @@ struct RowState {
         for (int nt = 0; nt < NT; ++nt)
           mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hf], s[mt][nt][2 * hf + 1]));
         const float m_new = fmaxf(max[mt][hf], quad_max(mx) * scale_log2);
-        const float corr = exp2_approx(max[mt][hf] - m_new);
+        corr[mt][hf] = exp2_approx(max[mt][hf] - m_new);
         max[mt][hf] = m_new;
         float rs = 0.f;
 #pragma unroll
@@ -250,10 +264,19 @@ struct RowState {
             x = exp2_approx(fmaf(x, scale_log2, -m_new));
             rs += x;
           }
-        sum[mt][hf] = sum[mt][hf] * corr + rs;
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) o[mt][dt][2 * hf] *= corr, o[mt][dt][2 * hf + 1] *= corr;
+        sum[mt][hf] = sum[mt][hf] * corr[mt][hf] + rs;
       }
+  }
+  template <int DT>
+  __device__ __forceinline__ static void rescale(float (&o)[MT][DT][4],
+                                                 const float (&corr)[MT][2]) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+        for (int dt = 0; dt < DT; ++dt)
+          o[mt][dt][2 * hf] *= corr[mt][hf], o[mt][dt][2 * hf + 1] *= corr[mt][hf];
   }
 };
 
@@ -483,10 +506,14 @@ struct BlockTiles {
   template <bool Bias = false, int Panels = 1>
   __device__ void load_q_and_keys(const FlashParams& p, std::uint16_t* sQ, std::uint16_t* sK,
                                   std::uint16_t* sV, std::uint16_t* sB = nullptr) const {
+    load_q<Panels>(p, sQ);
+    load_keys<Bias, Panels>(p, 0, sK, sV, sB);
+  }
+  template <int Panels = 1>
+  __device__ void load_q(const FlashParams& p, std::uint16_t* sQ) const {  // not committed
 #pragma unroll
     for (int c = 0; c < Panels; ++c)
       load_tile<kBlockM, Threads>(sQ + c * kBlockM * kHD, q + c * kHD * 2, p.sq.s, p.Sq - m0);
-    load_keys<Bias, Panels>(p, 0, sK, sV, sB);
   }
   // K and V of key tile t, rows in key_order, rows past Sk zero-filled (the last tile of 128
   // can hold 64 keys); with Bias the block's [kBlockM][64] bias tile (natural key order, rows
@@ -495,16 +522,21 @@ struct BlockTiles {
   __device__ void load_keys(const FlashParams& p, int t, std::uint16_t* sK, std::uint16_t* sV,
                             std::uint16_t* sB = nullptr) const {
     static_assert(!Bias || Keys == kBlockN, "bias tiles of 64 keys");
-    const int rows = Keys == kBlockN ? kBlockN : p.Sk - t * Keys;  // Sk: a multiple of 64
-#pragma unroll
-    for (int c = 0; c < Panels; ++c) {
-      load_tile<Keys, Threads, true>(
-          sK + c * Keys * kHD, k + (std::int64_t(t) * Keys * p.sk.s + c * kHD) * 2, p.sk.s, rows);
-      load_tile<Keys, Threads, true>(
-          sV + c * Keys * kHD, v + (std::int64_t(t) * Keys * p.sv.s + c * kHD) * 2, p.sv.s, rows);
-    }
+    load_rows<Panels>(p, t, sK, k, p.sk.s);
+    load_rows<Panels>(p, t, sV, v, p.sv.s);
     if constexpr (Bias) load_tile<kBlockM, Threads>(sB, bias + t * kBlockN * 2, p.Sk, p.Sq - m0);
     cp_async_commit();
+  }
+  // Key tile t of K or V alone (src: k or v, ld its row stride), not committed: for a kernel that
+  // loads K and V of different tiles.
+  template <int Panels = 1>
+  __device__ void load_rows(const FlashParams& p, int t, std::uint16_t* tile, const char* src,
+                            std::int64_t ld) const {
+    const int rows = Keys == kBlockN ? kBlockN : p.Sk - t * Keys;  // Sk: a multiple of 64
+#pragma unroll
+    for (int c = 0; c < Panels; ++c)
+      load_tile<Keys, Threads, true>(tile + c * Keys * kHD,
+                                     src + (std::int64_t(t) * Keys * ld + c * kHD) * 2, ld, rows);
   }
 };
 
@@ -551,7 +583,8 @@ void forward_variant(const FlashParams& p, bool fp16, F&& f) {
 // Launchers, one per kernel file; B: batch.
 BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm);  // both forwards'
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
-void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
+// overlap: the head-dim-128 kernel that overlaps softmax and products (else the lockstep one).
+void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, bool overlap, cudaStream_t stream);
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream);
 
 }  // namespace xfbench::kernels::detail

@@ -146,8 +146,24 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
+// Waits until at most `Pending` of this warpgroup's committed groups are still running (groups
+// finish in commit order).
+template <int Pending = 0>
 __device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+// Pins registers an asynchronous wgmma reads or writes at this point of the program (after its
+// wgmma_wait): the compiler sees them read and written here, so it neither moves a use of its
+// accumulators above the wait nor gives a register operand's registers to other values before it
+// (the asm of wgmma_wait names no registers).
+__device__ __forceinline__ void fence_registers(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void fence_registers(std::uint32_t& x) {
+  asm volatile("" : "+r"(x)::"memory");
+}
+template <class R, int N>
+__device__ __forceinline__ void fence_registers(R (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_registers(r[i]);
 }
 __device__ __forceinline__ void wgmma_commit_and_wait() {
   wgmma_commit();

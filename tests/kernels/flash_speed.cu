@@ -1,5 +1,6 @@
 // xfbench's flash attention against cuDNN's SDPA (both as the blocks call them: packed bshd QKV,
-// causal, bf16, no dropout), forward and backward, at the Llama and GPT-2 shapes; the two
+// causal, bf16, no dropout), forward (head dim 128 also without its overlap: FlashKernel::lockstep)
+// and backward, at the Llama and GPT-2 shapes; the two
 // outputs and gradients checked against each other (largest difference over the largest value).
 // Not a test and not the benchmark protocol (launch_timing.hpp): run by hand on the device to rank
 // kernel versions; prints one JSON object per line. TFLOPS count the causal half of the products
@@ -34,7 +35,8 @@ void shape(const char* name, int B, int NH, int NKV, int S, int HD) {
   const double fwd_flop = xk::attention_core_flops(d) / 2;  // the causal half
   const std::size_t qkv_n = std::size_t(B) * S * (NH + 2 * NKV) * HD;
   const std::size_t o_n = std::size_t(B) * S * NH * HD;
-  xfbench::DeviceBuffer<T> qkv(qkv_n), o_f(o_n), o_c(o_n), dout(o_n), dqkv_f(qkv_n), dqkv_c(qkv_n);
+  xfbench::DeviceBuffer<T> qkv(qkv_n), o_f(o_n), o_l(o_n), o_c(o_n), dout(o_n), dqkv_f(qkv_n),
+      dqkv_c(qkv_n);
   xfbench::fill_uniform(qkv.data(), qkv_n, xfbench::Dtype::bf16, 1, -1.0, 1.0, nullptr);
   xfbench::fill_uniform(dout.data(), o_n, xfbench::Dtype::bf16, 2, -1.0, 1.0, nullptr);
   const auto at = [&](T* base, int which) {
@@ -42,7 +44,7 @@ void shape(const char* name, int B, int NH, int NKV, int S, int HD) {
   };
   const xk::Dropout none{0.f, 0, 0};
 
-  xk::FlashAttention flash(d);
+  xk::FlashAttention flash(d), lockstep(d, xk::FlashKernel::lockstep);
   xfbench::DeviceBuffer<float> lse(flash.stats_elements()), delta(flash.scratch_elements());
   const xk::FlashSaved saved{lse.data(), nullptr};
   xk::CudnnAttention cudnn(d);
@@ -52,6 +54,10 @@ void shape(const char* name, int B, int NH, int NKV, int S, int HD) {
   auto flash_fwd = [&] {
     flash.forward(o_f.data(), saved, at(qkv.data(), 0), at(qkv.data(), 1), at(qkv.data(), 2),
                   nullptr, none, nullptr);
+  };
+  auto lockstep_fwd = [&] {  // head dim 128 without the overlap (at 64: the same kernel)
+    lockstep.forward(o_l.data(), saved, at(qkv.data(), 0), at(qkv.data(), 1), at(qkv.data(), 2),
+                     nullptr, none, nullptr);
   };
   auto cudnn_fwd = [&] {
     cudnn.forward(o_c.data(), stats.data(), at(qkv.data(), 0), at(qkv.data(), 1), at(qkv.data(), 2),
@@ -67,15 +73,17 @@ void shape(const char* name, int B, int NH, int NKV, int S, int HD) {
                    o_c.data(), stats.data(), at(qkv.data(), 0), at(qkv.data(), 1),
                    at(qkv.data(), 2), nullptr, nullptr, none, ws.data(), nullptr);
   };
-  flash_fwd(), cudnn_fwd(), flash_bwd(), cudnn_bwd();
+  flash_fwd(), lockstep_fwd(), cudnn_fwd(), flash_bwd(), cudnn_bwd();
   const double d_o = xftest::max_rel_diff(o_f.data(), o_c.data(), o_n);
+  const double d_l = xftest::max_rel_diff(o_l.data(), o_c.data(), o_n);
   const double d_g = xftest::max_rel_diff(dqkv_f.data(), dqkv_c.data(), qkv_n);
-  const auto t = xftest::best_alternating({flash_fwd, cudnn_fwd, flash_bwd, cudnn_bwd}, 20);
-  const double tf = t[0], tc = t[1], bf = t[2], bc = t[3];
-  g_out->product(label, "fwd flash", tf, fwd_flop, d_o);
-  g_out->product(label, "fwd cudnn", tc, fwd_flop, 0);
-  g_out->product(label, "bwd flash", bf, 2 * fwd_flop, d_g);
-  g_out->product(label, "bwd cudnn", bc, 2 * fwd_flop, 0);
+  const auto t =
+      xftest::best_alternating({flash_fwd, lockstep_fwd, cudnn_fwd, flash_bwd, cudnn_bwd}, 20);
+  g_out->product(label, "fwd flash", t[0], fwd_flop, d_o);
+  g_out->product(label, "fwd flash lockstep", t[1], fwd_flop, d_l);
+  g_out->product(label, "fwd cudnn", t[2], fwd_flop, 0);
+  g_out->product(label, "bwd flash", t[3], 2 * fwd_flop, d_g);
+  g_out->product(label, "bwd cudnn", t[4], 2 * fwd_flop, 0);
 }
 
 }  // namespace

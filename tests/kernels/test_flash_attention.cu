@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attention_test_util.hpp"
@@ -220,6 +221,39 @@ TYPED_TEST(Attention, FlashHeadDim128MatchesReference) {
                          xk::FlashKernel::best);
   check_flash<TypeParam>({2, 4, 320, 128, bshd, true, false, false, 0.1f, 0.f, 2},
                          xk::FlashKernel::best);
+}
+
+// The head-dim-128 forward that overlaps a key tile's softmax with the next tile's products does
+// the lockstep kernel's arithmetic in the same order: O, the row statistics and the dropout keep
+// bits bit for bit, at one key tile (the loop never runs), a ragged last tile with padding and
+// dropout, and causal grouped-query over eight tiles.
+TYPED_TEST(Attention, FlashOverlapForwardIsTheLockstepOneBitForBit) {
+  using T = TypeParam;
+  const auto bshd = xk::QkvLayout::bshd;
+  for (const Case& c : {Case{1, 4, 64, 128, bshd, false, false, false, 0.f, 0.f, 2},
+                        Case{2, 4, 320, 128, bshd, true, false, false, 0.1f, 0.f, 2},
+                        Case{2, 8, 1024, 128, bshd, false, true, false, 0.1f, 0.f, 2}}) {
+    SCOPED_TRACE(c.str());
+    Problem<T> pr(c);
+    xk::FlashAttention overlap(pr.desc), lockstep(pr.desc, xk::FlashKernel::lockstep);
+    if (!overlap.uses_wgmma()) GTEST_SKIP() << "no sm_90a kernel on this GPU";
+    const xk::Dropout drop{c.p, 5, 9};
+    auto forward = [&](const xk::FlashAttention& attn) {
+      xfbench::DeviceBuffer<float> lse(attn.stats_elements());
+      xfbench::DeviceBuffer<char> keep(std::max<std::size_t>(attn.keep_bytes(), 1));
+      xfbench::poison(keep.data(), keep.bytes(), nullptr);
+      attn.forward(pr.o.get(), {lse.data(), keep.data()}, pr.ptr(0), pr.ptr(1), pr.ptr(2),
+                   pr.d_lens.data(), nullptr, drop, nullptr);
+      return std::make_tuple(
+          pr.o.host(),
+          device_bytes(reinterpret_cast<char*>(lse.data()), lse.size() * sizeof(float)),
+          device_bytes(keep.data(), keep.bytes()));
+    };
+    const auto a = forward(overlap), b = forward(lockstep);
+    EXPECT_EQ(std::get<0>(a), std::get<0>(b)) << "O";
+    EXPECT_EQ(std::get<1>(a), std::get<1>(b)) << "row statistics";
+    EXPECT_EQ(std::get<2>(a), std::get<2>(b)) << "keep bits";
+  }
 }
 
 // Causality, exactly: a query sees no later key, so new queries, keys, values and output
