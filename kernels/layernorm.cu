@@ -153,11 +153,18 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
   const int V = a.C / kVec;
   const float inv_c = 1.f / a.C;
 
-  float dw[VPT][kVec], db[VPT][kVec], dxb[VPT][kVec];
+  // RMSNorm has no bias and no caller wants dxbias from it: only dweight's sums, which leaves
+  // 16·VPT registers to the rows (VPT 3 and 4, hidden 6144-8192, spilled 350-900 bytes before).
+  constexpr int kSumVecs = RMS ? 1 : VPT;
+  float dw[VPT][kVec], db[kSumVecs][kVec], dxb[kSumVecs][kVec];
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) dw[k][j] = db[k][j] = dxb[k][j] = 0.f;
+    for (int j = 0; j < kVec; ++j) dw[k][j] = 0.f;
+#pragma unroll
+  for (int k = 0; k < kSumVecs; ++k)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) db[k][j] = dxb[k][j] = 0.f;
 
   // dout and z of the group's next row are loaded (packed) while the current row is reduced, so
   // each row's memory latency overlaps the previous row's work.
@@ -211,7 +218,7 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
         xh[k][j] = (xh[k][j] - mean) * rstd;
         g[k][j] = dy[j] * w[j];
         dw[k][j] += dy[j] * xh[k][j];
-        db[k][j] += dy[j];
+        if constexpr (!RMS) db[k][j] += dy[j];
         s.x += g[k][j];
         s.y += g[k][j] * xh[k][j];
       }
@@ -240,8 +247,9 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
           for (int j = 0; j < kVec; ++j) d[j] = (keep >> j & 1u) ? d[j] * a.drop.scale : 0.f;
         }
         if (a.dx) detail::store8(a.dx + off, d);
+        if constexpr (!RMS)
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) dxb[k][j] += d[j];
+          for (int j = 0; j < kVec; ++j) dxb[k][j] += d[j];
       }
     }
   }
@@ -258,8 +266,10 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
       for (int j = 0; j < kVec; ++j) {
         const int c = vi * kVec + j;
         out0[c] = dw[k][j];
-        out0[array_stride + c] = db[k][j];
-        out0[2 * array_stride + c] = dxb[k][j];
+        if constexpr (!RMS) {
+          out0[array_stride + c] = db[k][j];
+          out0[2 * array_stride + c] = dxb[k][j];
+        }
       }
     }
   } else {
@@ -273,8 +283,10 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
           for (int j = 0; j < kVec; ++j) {
             const int c = vi * kVec + j;
             columns[c] = (gi ? columns[c] : 0.f) + dw[k][j];
-            columns[a.C + c] = (gi ? columns[a.C + c] : 0.f) + db[k][j];
-            columns[2 * a.C + c] = (gi ? columns[2 * a.C + c] : 0.f) + dxb[k][j];
+            if constexpr (!RMS) {
+              columns[a.C + c] = (gi ? columns[a.C + c] : 0.f) + db[k][j];
+              columns[2 * a.C + c] = (gi ? columns[2 * a.C + c] : 0.f) + dxb[k][j];
+            }
           }
         }
       }
@@ -282,8 +294,10 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
     }
     for (int c = threadIdx.x; c < a.C; c += kRowThreads) {
       out0[c] = columns[c];
-      out0[array_stride + c] = columns[a.C + c];
-      out0[2 * array_stride + c] = columns[2 * a.C + c];
+      if constexpr (!RMS) {
+        out0[array_stride + c] = columns[a.C + c];
+        out0[2 * array_stride + c] = columns[2 * a.C + c];
+      }
     }
   }
 }
