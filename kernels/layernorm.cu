@@ -142,8 +142,10 @@ struct NormBackwardArgs {
 
 // Each block walks rows with a grid stride, keeps its columns' parameter-gradient sums in
 // registers, and leaves one partial per block.
-template <class T, int WPR, int VPT, bool RMS>
+// Dxb: the column sums of dx are wanted (a.want_dxbias, LayerNorm only).
+template <class T, int WPR, int VPT, bool RMS, bool Dxb>
 __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackwardArgs<T> a) {
+  static_assert(!(RMS && Dxb), "no caller wants dxbias from an RMSNorm");
   __shared__ float2 smem[kRowWarps];
   extern __shared__ float columns[];  // [3][C] when several row groups share the block
   constexpr int kGroups = kRowWarps / WPR;
@@ -153,18 +155,23 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
   const int V = a.C / kVec;
   const float inv_c = 1.f / a.C;
 
-  // RMSNorm has no bias and no caller wants dxbias from it: only dweight's sums, which leaves
-  // 16·VPT registers to the rows (VPT 3 and 4, hidden 6144-8192, spilled 350-900 bytes before).
-  constexpr int kSumVecs = RMS ? 1 : VPT;
-  float dw[VPT][kVec], db[kSumVecs][kVec], dxb[kSumVecs][kVec];
+  // Only the column sums wanted are kept in registers: RMSNorm has no bias and no caller wants
+  // dxbias from it, LayerNorm's dxbias is the caller's choice (Dxb). 8·VPT registers each, left to
+  // the rows (RMSNorm at VPT 3 and 4, hidden 6144-8192, spilled 350-900 bytes with all three).
+  constexpr int kBiasVecs = RMS ? 1 : VPT, kDxbVecs = Dxb ? VPT : 1;
+  float dw[VPT][kVec], db[kBiasVecs][kVec], dxb[kDxbVecs][kVec];
 #pragma unroll
   for (int k = 0; k < VPT; ++k)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) dw[k][j] = 0.f;
 #pragma unroll
-  for (int k = 0; k < kSumVecs; ++k)
+  for (int k = 0; k < kBiasVecs; ++k)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) db[k][j] = dxb[k][j] = 0.f;
+    for (int j = 0; j < kVec; ++j) db[k][j] = 0.f;
+#pragma unroll
+  for (int k = 0; k < kDxbVecs; ++k)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dxb[k][j] = 0.f;
 
   // dout and z of the group's next row are loaded (packed) while the current row is reduced, so
   // each row's memory latency overlaps the previous row's work.
@@ -190,10 +197,20 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
     const size_t row_off = static_cast<size_t>(row) * a.C;
     const float mean = (!RMS && row_ok) ? a.mean[row] : 0.f;
     const float rstd = row_ok ? a.rstd[row] : 0.f;
-    detail::Raw8<T> cur_dy[VPT], cur_z[VPT];
+    detail::Raw8<T> cur_dy[VPT], cur_z[VPT], cur_r[VPT];
 #pragma unroll
     for (int k = 0; k < VPT; ++k) cur_dy[k] = next_dy[k], cur_z[k] = next_z[k];
     prefetch(row + row_step);
+    // The residual's gradient is added after the row's sums: loaded now, its latency hidden
+    // behind them (where the registers allow it: 16-bit rows of two vectors a thread, no dxbias).
+    constexpr bool kEarlyResidual = !Dxb && VPT <= 2 && sizeof(T) == 2;
+    if constexpr (kEarlyResidual)
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const int vi = t + k * WPR * 32;
+        if (a.dresidual && row_ok && vi < V)
+          cur_r[k] = detail::load_raw8(a.dresidual + row_off + static_cast<size_t>(vi) * kVec);
+      }
     float g[VPT][kVec], xh[VPT][kVec];
     float2 s = {0.f, 0.f};
 #pragma unroll
@@ -235,19 +252,22 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
       for (int j = 0; j < kVec; ++j) d[j] = rstd * (g[k][j] - mg - xh[k][j] * mgx);
       if (a.dresidual) {
         float r[kVec];
-        detail::load8(r, a.dresidual + off);
+        if constexpr (kEarlyResidual)
+          detail::unpack8<T>(r, cur_r[k]);
+        else
+          detail::load8(r, a.dresidual + off);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) d[j] += r[j];
       }
       if (a.dz) detail::store8(a.dz + off, d);
-      if (a.dx || a.want_dxbias) {
+      if (a.dx || Dxb) {
         if (a.drop.active()) {
           const unsigned keep = a.drop.keep8(off / kVec);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) d[j] = (keep >> j & 1u) ? d[j] * a.drop.scale : 0.f;
         }
         if (a.dx) detail::store8(a.dx + off, d);
-        if constexpr (!RMS)
+        if constexpr (Dxb)
 #pragma unroll
           for (int j = 0; j < kVec; ++j) dxb[k][j] += d[j];
       }
@@ -266,10 +286,8 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
       for (int j = 0; j < kVec; ++j) {
         const int c = vi * kVec + j;
         out0[c] = dw[k][j];
-        if constexpr (!RMS) {
-          out0[array_stride + c] = db[k][j];
-          out0[2 * array_stride + c] = dxb[k][j];
-        }
+        if constexpr (!RMS) out0[array_stride + c] = db[k][j];
+        if constexpr (Dxb) out0[2 * array_stride + c] = dxb[k][j];
       }
     }
   } else {
@@ -283,10 +301,8 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
           for (int j = 0; j < kVec; ++j) {
             const int c = vi * kVec + j;
             columns[c] = (gi ? columns[c] : 0.f) + dw[k][j];
-            if constexpr (!RMS) {
-              columns[a.C + c] = (gi ? columns[a.C + c] : 0.f) + db[k][j];
-              columns[2 * a.C + c] = (gi ? columns[2 * a.C + c] : 0.f) + dxb[k][j];
-            }
+            if constexpr (!RMS) columns[a.C + c] = (gi ? columns[a.C + c] : 0.f) + db[k][j];
+            if constexpr (Dxb) columns[2 * a.C + c] = (gi ? columns[2 * a.C + c] : 0.f) + dxb[k][j];
           }
         }
       }
@@ -294,10 +310,8 @@ __global__ __launch_bounds__(kRowThreads, 2) void norm_backward_kernel(NormBackw
     }
     for (int c = threadIdx.x; c < a.C; c += kRowThreads) {
       out0[c] = columns[c];
-      if constexpr (!RMS) {
-        out0[array_stride + c] = columns[a.C + c];
-        out0[2 * array_stride + c] = columns[2 * a.C + c];
-      }
+      if constexpr (!RMS) out0[array_stride + c] = columns[a.C + c];
+      if constexpr (Dxb) out0[2 * array_stride + c] = columns[2 * a.C + c];
     }
   }
 }
@@ -346,7 +360,14 @@ void launch_backward(const NormBackwardArgs<T>& a, T* dweight, T* dbias, T* dxbi
                    RowShape<8, 3>, RowShape<8, 4>>(a.C / kVec, [&](auto shape) {
     using S = decltype(shape);
     const size_t smem = S::WPR < kRowWarps ? sizeof(float) * 3 * a.C : 0;
-    norm_backward_kernel<T, S::WPR, S::VPT, RMS><<<G, kRowThreads, smem, stream>>>(a);
+    if constexpr (!RMS) {
+      if (a.want_dxbias) {
+        norm_backward_kernel<T, S::WPR, S::VPT, RMS, true><<<G, kRowThreads, smem, stream>>>(a);
+        XF_CUDA_CHECK_LAUNCH();
+        return;
+      }
+    }
+    norm_backward_kernel<T, S::WPR, S::VPT, RMS, false><<<G, kRowThreads, smem, stream>>>(a);
     XF_CUDA_CHECK_LAUNCH();
   });
   detail::PartialOutputs<T> outs;
