@@ -492,12 +492,17 @@ TEST_F(GemmGpu, PlansFileCarriesTheSearchesToTheNextRun) {
     const std::string product = std::string(dtype) + " NN m=512 n=512 k=512";
     const std::size_t at = second.err.find(from + product);
     ASSERT_NE(at, std::string::npos) << second.err;
-    const std::string line = second.err.substr(at, second.err.find('\n', at) - at);
-    const std::string chosen = line.substr(line.find(" -> ") + 4);
-    EXPECT_NE(first.err.find("xfbench gemm search: " + product + " out=" + dtype + " -> " + chosen),
-              std::string::npos)
-        << "the first run chose another kernel than the second ran: " << line << "\n"
-        << first.err;
+    const std::size_t searched = first.err.find("xfbench gemm search: " + product);
+    ASSERT_NE(searched, std::string::npos) << first.err;
+    // What follows " -> " on a line: the kernel (the product's own words, out=f16 and the like,
+    // come before it).
+    const auto kernel = [](const std::string& err, std::size_t from) {
+      const std::string line = err.substr(from, err.find('\n', from) - from);
+      return line.substr(line.find(" -> ") + 4);
+    };
+    EXPECT_EQ(kernel(second.err, at), kernel(first.err, searched))
+        << "the first run chose another kernel than the second ran\n"
+        << first.err << second.err;
   }
   {
     std::ofstream bad(path, std::ios::app);
