@@ -1,5 +1,5 @@
 # Session 28 (2026-12-07), two chained calls on one NVIDIA H100 80GB HBM3 (nvidia-h100-x1), one
-# build of main 02039fb + the branches flash-fwd-overlap (landed: 967c216's successor on main),
+# build of main 02039fb + the branches flash-fwd-overlap (landed as cc9ad75),
 # flash-dq-reduce (NOT landed: dq_reduce.patch), norm-rms-sums and colsum-rows (../norm_rms_sums/).
 # Call 1: bash run.sh with SANITIZE='*FlashOverlapForward*' (call1/); call 2, same machine:
 # SANITIZE='*FlashDqByReductionMatchesReference*' TOOLS=memcheck bash run.sh, then

@@ -1,4 +1,4 @@
-# Session 28 (2026-12-07), one call on one NVIDIA H100 80GB HBM3 (nvidia-h100-x1), main 4abe149
+# Session 28 (2026-12-07), one call on one NVIDIA H100 80GB HBM3 (nvidia-h100-x1), main 820e92f
 # (the head-dim-128 flash forward overlap, the RMSNorm/LayerNorm backward changes):
 #   bash run.sh -> steps.log, test_*.txt, xf.log, xf_llama8b.json
 # GPU tests: test_llama_block 26/26 and test_gpt2_block 32/32 passed (every backend against the
