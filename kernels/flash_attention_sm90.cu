@@ -6,8 +6,10 @@
 // takes P from registers, both as asynchronous warpgroup MMAs, so the tensor cores of one
 // warpgroup's products run while the other warpgroup does its softmax and dropout. The shared
 // tiles of detail/flash.cuh are exactly wgmma's 128-byte-swizzled layouts: K-major for Q and K,
-// MN-major for V. (Issuing the next tile's S before this tile's softmax, FA3's intra-warpgroup
-// overlap, and three K/V stages measured no faster: plugins/bert_layer/PERF.md.)
+// MN-major for V. (At head dim 64, where two blocks share an SM, issuing the next tile's S before
+// this tile's softmax, FA3's intra-warpgroup overlap, and three K/V stages measured no faster:
+// plugins/bert_layer/PERF.md. At head dim 128, one block an SM, the overlap is 4-5% faster:
+// flash_forward_overlap_kernel below, kernels/PERF_attention.md.)
 // With a score bias its [128][64] tiles are double-buffered beside K and V. Head dim 128 (no
 // bias): every tile is two 64-column panels; one block per SM (O is 64 floats a thread), so
 // nothing hides a block's own waits: key tiles of 128 (two of 64 one after the other, the last
