@@ -154,7 +154,8 @@ class CudnnAttention {
 //                      mma.sync
 //   FlashKernel::mma   mma.sync on any sm_80+ GPU (tests compare the two)
 //   FlashKernel::lockstep  as best, but the head-dim-128 forward without its overlap of a key
-//                      tile's softmax with the next tile's products (flash_speed compares them)
+//                      tile's softmax with the next tile's products and its warpgroups'
+//                      ping-pong (the oracle of the fast one's bit-for-bit test)
 enum class FlashKernel { best, mma, lockstep };
 
 // What a training forward saves for FlashAttention::backward (device buffers the caller owns).
@@ -203,7 +204,7 @@ class FlashAttention {
 
  private:
   AttentionDesc desc_;
-  bool overlap_ = true;  // the head-dim-128 wgmma forward overlaps softmax and products
+  bool overlap_ = true;  // the head-dim-128 wgmma forward overlaps softmax and products (ping-pong)
   bool wgmma_ = false;
 };
 

@@ -583,7 +583,8 @@ void forward_variant(const FlashParams& p, bool fp16, F&& f) {
 // Launchers, one per kernel file; B: batch.
 BlockOrder forward_order(const FlashParams& p, int B, int blocks_per_sm);  // both forwards'
 void launch_flash_mma(const FlashParams& p, bool fp16, int B, cudaStream_t stream);
-// overlap: the head-dim-128 kernel that overlaps softmax and products (else the lockstep one).
+// overlap: the head-dim-128 kernel that overlaps softmax and products, its warpgroups in
+// ping-pong (else the lockstep one).
 void launch_flash_wgmma(const FlashParams& p, bool fp16, int B, bool overlap, cudaStream_t stream);
 void launch_flash_backward(const FlashBwdParams& p, int B, cudaStream_t stream);
 

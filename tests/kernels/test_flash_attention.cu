@@ -223,10 +223,10 @@ TYPED_TEST(Attention, FlashHeadDim128MatchesReference) {
                          xk::FlashKernel::best);
 }
 
-// The head-dim-128 forward that overlaps a key tile's softmax with the next tile's products does
-// the lockstep kernel's arithmetic in the same order: O, the row statistics and the dropout keep
-// bits bit for bit, at one key tile (the loop never runs), a ragged last tile with padding and
-// dropout, and causal grouped-query over eight tiles.
+// The head-dim-128 forward that overlaps a key tile's softmax with the next tile's products, its
+// warpgroups in ping-pong on mbarriers, does the lockstep kernel's arithmetic in the same order: O,
+// the row statistics and the dropout keep bits bit for bit, at one key tile (the loop never runs),
+// a ragged last tile with padding and dropout, and causal grouped-query over eight tiles.
 TYPED_TEST(Attention, FlashOverlapForwardIsTheLockstepOneBitForBit) {
   using T = TypeParam;
   const auto bshd = xk::QkvLayout::bshd;
