@@ -18,3 +18,6 @@
 # head-dim-128 forward (the lockstep kernel stays the test's oracle); split and the barrier-a-tile
 # overlap are gone from the tree.
 # Backward unchanged (0.65-0.80x cuDNN).
+# The landed kernel (flash_forward_pingpong_kernel, d9c810a) is the measured template instance with
+# its Split and PingPong flags folded away: nvcc -ptx of both sources gives the same PTX for all
+# four instances (bf16/fp16, masked or not) but for the kernels' and their shared barriers' names.

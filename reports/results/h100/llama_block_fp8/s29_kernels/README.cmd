@@ -14,5 +14,8 @@
 #   (the gated FFN's output act [8192, 14336] 107 us for W_down's weight gradient, the gated
 #   backward's dpre [8192, 28672] 210 us for W_gate_up's, the two norms' outputs 33 + 34 us), casts
 #   of bf16 gradients with transposes 186 us (dy of W_down and W_o, dqkv after RoPE's backward).
-# What follows: the gated forward writes act's transpose in its own pass (the GELU's already does):
-#   ../../llama_block/s29/.
+# What could follow: the producers writing those transposes themselves (the gated forward act's,
+#   as the GELU's forward already does; the gated backward dpre's, with wout's gradient copies in a
+#   dy slot of their own so it need not wait for wout's weight gradient; RoPE's backward writing
+#   wqkv's dy and dyᵀ from the rotated heads' gradient): written in session 29, not yet run on a
+#   GPU (no device time was left).
