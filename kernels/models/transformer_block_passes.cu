@@ -387,16 +387,16 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
-  // fp8, gated, no bias: the backward writes wi's dy in FP8 itself (before the side stream's
-  // last reader of dyᵀ is done: it writes dy, which only the main stream read).
-  const Fp8Output dy8 = m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input() : Fp8Output{};
+  // fp8, gated, no bias: the backward writes wi's dy in FP8 itself, and in a training block dyᵀ
+  // too (wout's weight gradient, still running on the side stream, reads the other dy slot).
+  const Fp8Output dy8 =
+      m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input(m.fp8_act_transposed()) : Fp8Output{};
   // fp8, GELU: its backward writes wi's dy and dyᵀ in FP8 and the bias gradient, in one pass.
   const bool gelu8 =
       m.fp8_of("wi") && !m.ffn_fused() && !c.gated_ffn && c.activation != Activation::relu;
   if (gelu8) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
-    m.join(s);  // wout's weight gradient, the side stream's last reader of dyᵀ, is done
-    const Fp8Output dy = m.fp8_of("wi")->grad_input(true);
+    const Fp8Output dy = m.fp8_of("wi")->grad_input(true);  // wout's in the other slot
     bias_gelu_backward<T>(nullptr, c.linear_bias ? m.at<T>("dbi") : nullptr, m.at<float>("scratch"),
                           m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
   } else if (m.ffn_fused()) {
@@ -412,10 +412,10 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   } else {
     unfused_down_dgelu<T>(m, s);
   }
-  if (dy8.q) {  // dyᵀ from those bytes, after the side stream's last reader of the one before
+  if (dy8.q && !dy8.qt) {  // dyᵀ from those bytes, after the side stream's last reader of dyᵀ
     m.join(s);
     m.fp8_of("wi")->grad_written(s);
-  } else if (!gelu8) {
+  } else if (!dy8.q && !gelu8) {
     linear_grad(m, s, "wi", m.t(dpre));
   }
   m.fork(s);
