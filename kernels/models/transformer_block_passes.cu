@@ -446,12 +446,20 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
                 m.t("dposition_bias"), m.t("dctx"), m.t("ctx"), qkv_part(m, qkv, 0),
                 qkv_part(m, qkv, 1), qkv_part(m, qkv, 2), m.t("position_bias"),
                 site(c, step, kAttentionProbs), s);
-  // The gradients of the rotated q and k become those of the projection's output.
-  if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
+  // The gradients of the rotated q and k become those of the projection's output. fp8 without a
+  // bias: the rotation writes wqkv's dy and dyᵀ itself (after the side stream's last reader of
+  // the ones before, as linear_grad), no bf16 pass between.
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
-  // fp8: the bias gradient from dqkv's cast (the pass reads it anyway).
-  const bool dbias8 = c.linear_bias && m.fp8_of("wqkv");
-  linear_grad(m, s, "wqkv", m.t("dqkv"), dbias8 ? m.t("dbqkv") : nullptr);
+  Fp8Linear* wqkv8 = m.fp8_of("wqkv");
+  const bool dbias8 = c.linear_bias && wqkv8;  // fp8: the bias gradient from dqkv's cast
+  if (m.rope && wqkv8 && !c.linear_bias) {
+    m.join(s);
+    m.rope->backward_fp8<__nv_bfloat16>(m.at<__nv_bfloat16>("dqkv"), N, c.seq, c.heads,
+                                        c.kv_head_count(), wqkv8->grad_input(true), s);
+  } else {
+    if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
+    linear_grad(m, s, "wqkv", m.t("dqkv"), dbias8 ? m.t("dbqkv") : nullptr);
+  }
   m.fork(s);
   if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
     m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);

@@ -25,6 +25,7 @@
 #include "kernels/fp8.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/rope.hpp"
 #include "test_gpu.hpp"
 #include "test_util.hpp"
 #include "xfbench/device.hpp"
@@ -329,6 +330,30 @@ TEST_P(Fp8ProducersGpu, GeluBackwardWritesItsGradientTransposeAndBiasGradient) {
       far += !(std::abs(a[std::size_t(c)] - b[std::size_t(c)]) <= size[std::size_t(c)] * 0x1p-7);
     EXPECT_EQ(far, 0u) << "dbias from the FP8 pass off the bf16 path's";
   }
+}
+
+// A Llama block's attention backward in FP8: RoPE's backward writes the QKV projection's gradient
+// [N, (NH + 2·NKV)·D] in e5m2 and its transpose from the rotated heads' gradient, in one pass
+// (q and k heads rotated back, v's columns as they are): like a cast of the bf16 backward's output.
+TEST_P(Fp8ProducersGpu, RopeBackwardWritesTheQkvGradientAndTranspose) {
+  constexpr int kSeq = 32, kNH = 4, kNKV = 2, kD = 128, kW = (kNH + 2 * kNKV) * kD;
+  xk::RopeConfig rc;
+  rc.theta = 500000.0, rc.factor = 8.0;
+  const xk::RotaryEmbedding rope(rc, kD, kSeq);
+  const std::size_t n = std::size_t(N) * kW;
+  Dev<bf16> dqkv(random_values<bf16>(n, -1e-3, 1e-3, 81));
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        if (fp8) return rope.backward_fp8<bf16>(dqkv.get(), N, kSeq, kNH, kNKV, *fp8, nullptr);
+        XF_CUDA_CHECK(cudaMemcpy(out, dqkv.get(), n * sizeof(bf16), cudaMemcpyDeviceToDevice));
+        rope.backward<bf16>(out, N, kSeq, kNH, kNKV, nullptr);
+      },
+      N, kW, GetParam(), xk::Fp8Format::e5m2);
+  expect_transposed_like_flat(
+      [&](const xk::Fp8Output* o) {
+        rope.backward_fp8<bf16>(dqkv.get(), N, kSeq, kNH, kNKV, *o, nullptr);
+      },
+      N, kW, GetParam(), xk::Fp8Format::e5m2, "rope backward");
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipes, Fp8ProducersGpu,
