@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/elementwise.cuh"
 #include "kernels/detail/gelu.cuh"
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
@@ -111,6 +112,10 @@ struct GatedBackward {
     }
     return gate;
   }
+  static constexpr int kParts = 2;  // the tile pass (cast_transpose.cuh): dgate | dlinear
+  __device__ void parts(size_t off, int col, float (&v)[2][kVec]) const {
+    values(off, col, v[0], v[1]);
+  }
   __device__ void operator()(size_t off, int col, float (&g)[kVec]) const {
     float dgate[kVec];
     const size_t gate = values(off, col, dgate, g);
@@ -166,7 +171,8 @@ void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dro
   if (!to_fp8) return detail::for_each_vector(op, N, C, stream);
   if (std::is_same_v<T, float>)
     XF_THROW(InvalidArgument, "gated_dropout_forward: an FP8 output from fp32 storage");
-  detail::for_each_vector_fp8(op, N, C, *fp8, stream);
+  if (!fp8->qt) return detail::for_each_vector_fp8(op, N, C, *fp8, stream);
+  detail::produce_cast_transpose<T>(op, N, C, *fp8, nullptr, nullptr, stream);
 }
 
 template <class T>
@@ -179,7 +185,8 @@ void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, 
   if (!to_fp8) return detail::for_each_vector(op, N, C, stream);
   if (std::is_same_v<T, float>)
     XF_THROW(InvalidArgument, "gated_dropout_backward: an FP8 output from fp32 storage");
-  detail::for_each_vector_write_fp8(op, N, C, *fp8, stream);
+  if (!fp8->qt) return detail::for_each_vector_write_fp8(op, N, C, *fp8, stream);
+  detail::produce_cast_transpose<T>(op, N, C, *fp8, nullptr, nullptr, stream);
 }
 
 #define XF_INSTANTIATE(T)                                                                        \

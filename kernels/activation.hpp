@@ -35,7 +35,8 @@ GateAct gate_act(Gelu kind);  // the GELU of that form
 
 // act [N, C] = dropout(f(pre[:, :C]) · pre[:, C:]) from pre [N, 2C], f the gate's activation.
 // fp8 (nullable): when its q is set, act (then nullable) is written there in FP8 instead, with the
-// amax in the same pass (fp8.hpp: Fp8Output; bf16 or fp16 storage).
+// amax in the same pass (fp8.hpp: Fp8Output; bf16 or fp16 storage), and, where its qt is set,
+// transposed there too (N % 16 == 0; the down projection's weight gradient reads it).
 template <class T>
 void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dropout dropout,
                            cudaStream_t stream, const Fp8Output* fp8 = nullptr);
@@ -43,7 +44,8 @@ void gated_dropout_forward(T* act, const T* pre, int N, int C, GateAct gate, Dro
 // dpre [N, 2C] from dact [N, C]: with g = dropout_backward(dact), dgate = g · linear · f'(gate),
 // dlinear = g · f(gate). dpre must not alias pre. fp8 (nullable): when its q is set, dpre (then
 // nullable) is written there in FP8 instead (the up projection's gradient, e5m2, where only its
-// FP8 products read it), with the amax in the same pass.
+// FP8 products read it), with the amax in the same pass, and, where its qt is set, transposed
+// there too ([2C, N], N % 16 == 0; the up projection's weight gradient reads it).
 template <class T>
 void gated_dropout_backward(T* dpre, const T* dact, const T* pre, int N, int C, GateAct gate,
                             Dropout dropout, cudaStream_t stream, const Fp8Output* fp8 = nullptr);

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/pack.cuh"  // vec.cuh, and fp32 storage
 #include "kernels/rope.hpp"
 #include "xfbench/error.hpp"
@@ -60,6 +61,19 @@ struct RopeShape {
   unsigned D;
 };
 
+// The (cos, sin) of N consecutive frequencies, sin negated for the backward: R(-a) = R(a)^T.
+template <int N, bool kBackward>
+__device__ __forceinline__ void angles(float (&c)[N], float (&sn)[N], const float2* cs) {
+  float4 t[N / 2];  // (cos, sin) of two frequencies each
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) t[k] = __ldg(reinterpret_cast<const float4*>(cs) + k);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    c[k] = k % 2 ? t[k / 2].z : t[k / 2].x;
+    sn[k] = (kBackward ? -1.f : 1.f) * (k % 2 ? t[k / 2].w : t[k / 2].y);
+  }
+}
+
 // Thread i: row, rotated head (q heads then k heads, contiguous) and the N-element slice j of
 // the head's first half. Consecutive threads share a row, so the table row of its position is
 // read from L2 once and from L1 by every head after.
@@ -78,21 +92,39 @@ __global__ __launch_bounds__(kThreads) void rope_kernel(T* qkv, const float2* __
   float a[N], b[N];
   load_n<N>(a, x1);
   load_n<N>(b, x2);
-  float4 t[N / 2];  // (cos, sin) of two frequencies each
-#pragma unroll
-  for (int k = 0; k < N / 2; ++k) t[k] = __ldg(reinterpret_cast<const float4*>(cs) + k);
+  float c[N], sn[N];
+  angles<N, kBackward>(c, sn, cs);
 #pragma unroll
   for (int k = 0; k < N; ++k) {
-    const float c = k % 2 ? t[k / 2].z : t[k / 2].x;
-    const float sn = kBackward ? -(k % 2 ? t[k / 2].w : t[k / 2].y)  // R(-a) = R(a)^T
-                               : (k % 2 ? t[k / 2].w : t[k / 2].y);
-    const float lo = a[k] * c - b[k] * sn, hi = b[k] * c + a[k] * sn;
+    const float lo = a[k] * c[k] - b[k] * sn[k], hi = b[k] * c[k] + a[k] * sn[k];
     a[k] = lo;
     b[k] = hi;
   }
   store_n<N>(x1, a);
   store_n<N>(x2, b);
 }
+
+// The backward's rotation as the FP8 tile pass's op (detail/cast_transpose.cuh) over dqkv
+// [tokens, width]: each 8-wide vector of a q or k head rotated back against the 8 of its other
+// half (D/2 away in the same head), v's columns as they are. D/2 % 8 == 0.
+template <class T>
+struct RopeBackwardValues {
+  const T* dqkv;
+  const float2* table;
+  unsigned width, rotated, seq, D;  // row width, q and k columns, positions, head dim
+  __device__ void value(size_t at, int col, float (&v)[detail::kVec]) const {
+    detail::load8(v, dqkv + at);
+    if (unsigned(col) >= rotated) return;
+    const unsigned half = D / 2, i = unsigned(col) % D, row = unsigned(at / width);
+    const bool first = i < half;  // lo = a·c − b·s, hi = b·c + a·s (s = −sin: backward)
+    float other[detail::kVec], c[detail::kVec], sn[detail::kVec];
+    detail::load8(other, dqkv + (first ? at + half : at - half));
+    angles<detail::kVec, true>(c, sn, table + size_t(row % seq) * half + (first ? i : i - half));
+#pragma unroll
+    for (int k = 0; k < detail::kVec; ++k)
+      v[k] = first ? v[k] * c[k] - other[k] * sn[k] : v[k] * c[k] + other[k] * sn[k];
+  }
+};
 
 void check_config(const RopeConfig& c, int head_dim) {
   if (head_dim <= 0 || head_dim % 2 != 0)
@@ -160,9 +192,8 @@ RotaryEmbedding::~RotaryEmbedding() { cudaFree(table_); }
 
 namespace {
 
-template <class T, bool kBackward>
-void launch(T* qkv, const float2* table, int D, int max_seq, int tokens, int seq, int NH, int NKV,
-            cudaStream_t stream, const char* what) {
+void check_shape(const void* qkv, int max_seq, int tokens, int seq, int NH, int NKV,
+                 const char* what) {
   if (!qkv) XF_THROW(InvalidArgument, std::string(what) + ": null tensor");
   if (tokens < 0 || seq < 1 || seq > max_seq || tokens % seq != 0 || NH < 1 || NKV < 1)
     XF_THROW(InvalidArgument, std::string(what) + ": tokens " + std::to_string(tokens) + ", seq " +
@@ -170,6 +201,12 @@ void launch(T* qkv, const float2* table, int D, int max_seq, int tokens, int seq
                                   "), NH " + std::to_string(NH) + ", NKV " + std::to_string(NKV) +
                                   " (need tokens % seq == 0, NH, NKV >= 1)");
   detail::require_aligned(qkv, what);
+}
+
+template <class T, bool kBackward>
+void launch(T* qkv, const float2* table, int D, int max_seq, int tokens, int seq, int NH, int NKV,
+            cudaStream_t stream, const char* what) {
+  check_shape(qkv, max_seq, tokens, seq, NH, NKV, what);
   const int N = (D / 2) % detail::kVec == 0 ? detail::kVec : 4;
   const unsigned long long per_head = D / 2 / N, per_row = per_head * (NH + NKV),
                            vectors = per_row * tokens,
@@ -204,6 +241,27 @@ void RotaryEmbedding::backward(T* dqkv, int tokens, int seq, int NH, int NKV,
                   "RotaryEmbedding::backward");
 }
 
+template <class T>
+void RotaryEmbedding::backward_fp8(const T* dqkv, int tokens, int seq, int NH, int NKV,
+                                   const Fp8Output& out, cudaStream_t stream) const {
+  const char* what = "RotaryEmbedding::backward_fp8";
+  check_shape(dqkv, max_seq_, tokens, seq, NH, NKV, what);
+  if ((head_dim_ / 2) % detail::kVec != 0)
+    XF_THROW(InvalidArgument, std::string(what) + ": head dim " + std::to_string(head_dim_) +
+                                  " (need head dim / 2 a multiple of 8)");
+  if (!out.q) XF_THROW(InvalidArgument, std::string(what) + ": no FP8 output");
+  const long long width = static_cast<long long>(NH + 2 * NKV) * head_dim_;
+  if (width > 0x7fffffffll || static_cast<long long>(tokens) * width > 0xffffffffffll)
+    XF_THROW(InvalidArgument, std::string(what) + ": tensor too large");
+  const RopeBackwardValues<T> op{dqkv,
+                                 table_,
+                                 unsigned(width),
+                                 unsigned((NH + NKV) * head_dim_),
+                                 unsigned(seq),
+                                 unsigned(head_dim_)};
+  detail::produce_cast_transpose<T>(op, tokens, int(width), out, nullptr, nullptr, stream);
+}
+
 #define XF_INSTANTIATE(T)                                                                \
   template void RotaryEmbedding::forward<T>(T*, int, int, int, int, cudaStream_t) const; \
   template void RotaryEmbedding::backward<T>(T*, int, int, int, int, cudaStream_t) const;
@@ -211,5 +269,7 @@ XF_INSTANTIATE(__half)
 XF_INSTANTIATE(__nv_bfloat16)
 XF_INSTANTIATE(float)
 #undef XF_INSTANTIATE
+template void RotaryEmbedding::backward_fp8<__nv_bfloat16>(const __nv_bfloat16*, int, int, int, int,
+                                                           const Fp8Output&, cudaStream_t) const;
 
 }  // namespace xfbench::kernels

@@ -18,6 +18,8 @@
 
 #include <vector>
 
+#include "kernels/fp8.hpp"
+
 namespace xfbench::kernels {
 
 struct RopeConfig {
@@ -52,6 +54,13 @@ class RotaryEmbedding {
   // the heads before rotation, in place; v's part is untouched.
   template <class T>
   void backward(T* dqkv, int tokens, int seq, int NH, int NKV, cudaStream_t stream) const;
+  // The same gradient written in FP8 instead, by the pass that reads dqkv (left as it is): out.q
+  // [tokens, (NH + 2·NKV)·D] with the amax, and out.qt its transpose where set (tokens % 16 == 0):
+  // the QKV projection's dy, as Fp8Linear::grad_input gives it (fp8.hpp). T = __nv_bfloat16;
+  // D/2 a multiple of 8.
+  template <class T>
+  void backward_fp8(const T* dqkv, int tokens, int seq, int NH, int NKV, const Fp8Output& out,
+                    cudaStream_t stream) const;
 
  private:
   int head_dim_, max_seq_;

@@ -6,11 +6,15 @@
 // memory, from which qt [cols, rows] gets 16-byte column runs. With `partials`, each block also
 // leaves the column sums of the values it saw, [gridDim.y][cols] in fp32, for the fixed-order sum
 // of a bias gradient (reduce.cuh): the values' sum, not their FP8 roundings'.
+// An op with kParts = 2 writes two matrices side by side, [rows, 2·cols] (the gated FFN's gradient
+// dgate | dlinear): op.parts(offset, column, float(&)[2][8]) gives a vector of each from one
+// vector of its [rows, cols] domain, and qt [2·cols, rows] is the whole output's transpose.
 // Internal to kernels/; include only from .cu files.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/detail/fp8_store.cuh"
 #include "kernels/detail/reduce.cuh"
@@ -35,6 +39,12 @@ __device__ __forceinline__ void store_column_run(std::uint8_t* qt, const Tile& t
   *reinterpret_cast<uint4*>(qt + std::size_t(c0 + c) * rows + r0 + r) = u.raw;
 }
 
+// How many matrices an op writes side by side (Op::kParts, else 1).
+template <class Op, class = void>
+struct PartsOf : std::integral_constant<int, 1> {};
+template <class Op>
+struct PartsOf<Op, std::void_t<decltype(Op::kParts)>> : std::integral_constant<int, Op::kParts> {};
+
 // Thread t casts the vectors at rows t/8 and t/8 + 32 of each tile, columns (t % 8)·8 to +7: its
 // columns stay fixed, so its column sums stay in registers until the block adds them up.
 template <class Op>
@@ -42,7 +52,9 @@ __global__ __launch_bounds__(256) void cast_transpose_tiles_kernel(Op op, std::u
                                                                    int rows, int cols,
                                                                    Fp8Store store,
                                                                    float* partials) {
-  __shared__ Tile tile;
+  constexpr int P = PartsOf<Op>::value;
+  static_assert(P == 1 || P == 2, "one matrix or two side by side");
+  __shared__ Tile tile[P];
   const float s = store.scale_value();
   const int c0 = blockIdx.x * kTile, row = threadIdx.x / 8, c = (threadIdx.x % 8) * kVec;
   float m = 0.f, acc[kVec] = {};
@@ -53,23 +65,35 @@ __global__ __launch_bounds__(256) void cast_transpose_tiles_kernel(Op op, std::u
       const int r = row + k * 32;
       if (r0 + r >= rows || c0 + c >= cols) continue;
       const std::size_t at = std::size_t(r0 + r) * cols + c0 + c;
-      float v[kVec];
-      op.value(at, c0 + c, v);
+      float v[P][kVec];
+      if constexpr (P == 1)
+        op.value(at, c0 + c, v[0]);
+      else
+        op.parts(at, c0 + c, v);
       if (store.measure) {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(v[j]));
+        for (int p = 0; p < P; ++p)
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) m = fmaxf(m, fabsf(v[p][j]));
         continue;
       }
       if (partials)
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) acc[j] += v[j];
-      const uint2 bytes = fp8_cast8(v, s, store.clip, store.f, m, over);
-      if (store.q) *reinterpret_cast<uint2*>(store.q + at) = bytes;
-      *reinterpret_cast<uint2*>(&tile[r][c]) = bytes;
+        for (int j = 0; j < kVec; ++j) acc[j] += v[0][j];
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        const uint2 bytes = fp8_cast8(v[p], s, store.clip, store.f, m, over);
+        if (store.q)
+          *reinterpret_cast<uint2*>(store.q + std::size_t(r0 + r) * P * cols + p * cols + c0 + c) =
+              bytes;
+        *reinterpret_cast<uint2*>(&tile[p][r][c]) = bytes;
+      }
     }
     if (store.measure || !qt) continue;
     __syncthreads();
-    store_column_run(qt, tile, r0, c0, rows, cols);
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+      store_column_run(qt + std::size_t(p) * cols * rows, tile[p], r0, c0, rows, cols);
     if (r0 + gridDim.y * kTile < rows) __syncthreads();  // the tile is written again
   }
   store.finish(m, over, s);
@@ -116,8 +140,9 @@ struct CastTransposeTiles {
   }
 };
 
-// A producer's output as FP8 with its transpose: the tile pass of `op` into out.q (and out.qt where
-// set) as out's recipe needs (fp8_produce), and dbias (nullable) from its column sums, with
+// A producer's output as FP8 with its transpose: the tile pass of `op` over [rows, cols] into out.q
+// (and out.qt where set; with two parts, [rows, 2·cols] and its transpose) as out's recipe needs
+// (fp8_produce), and dbias (nullable, one part) from its column sums, with
 // `scratch` of partial_scratch_bytes(cols) (a linear layer's input gradient and bias gradient in
 // one pass).
 template <class T, class Op>
@@ -127,6 +152,7 @@ void produce_cast_transpose(const Op& op, int rows, int cols, const Fp8Output& o
     XF_THROW(InvalidArgument, "a transposed FP8 output needs rows % 16 == 0");
   if (out.qt) require_aligned(out.qt, "a transposed FP8 output");
   if (dbias && !scratch) XF_THROW(InvalidArgument, "a bias gradient without scratch");
+  if (dbias && PartsOf<Op>::value != 1) XF_THROW(InvalidArgument, "a bias gradient of two parts");
   const CastTransposeTiles tiles{rows, cols, dbias != nullptr};
   fp8_produce(out, stream, [&](const Fp8Store& store) {
     tiles.launch(op, static_cast<std::uint8_t*>(out.qt), store, scratch, stream);

@@ -303,14 +303,18 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
 // its side stream before it returns); dy's copies are written on the main stream just before
 // their products, after a join (linear_grad), so the side stream's last reader of dyᵀ is done.
 // T5's cross-attention casts the gradients of wkv_cross and wq_cross before either weight
-// gradient runs: wq_cross has a second dy slot. The weights' copies are each layer's own.
+// gradient runs: wq_cross has a second dy slot. So has wout: the FFN's activation backward writes
+// wi's dy and dyᵀ (GELU, gated) while wout's weight gradient still reads its dyᵀ on the side
+// stream. The weights' copies are each layer's own.
 void TransformerBlock::Impl::make_fp8_linears(bool train) {
   const int T = c.tokens(), H = c.hidden, A = c.attention_width(), I = c.intermediate;
   const int U = c.gated_ffn ? 2 * I : I;
   const std::vector<std::pair<const char*, std::pair<int, int>>> shapes = {
       {"wqkv", {H, c.qkv_width()}}, {"wo", {A, H}}, {"wq_cross", {H, A}}, {"wkv_cross", {H, 2 * A}},
       {"wo_cross", {A, H}},         {"wi", {H, U}}, {"wout", {I, H}}};
-  auto second_slot = [](const char* w) { return std::string(w) == "wq_cross"; };
+  auto second_slot = [](const char* w) {
+    return std::string(w) == "wq_cross" || std::string(w) == "wout";
+  };
   std::vector<Fp8Format> formats;
   std::size_t in_max = 0, out_max[2] = {0, 0};
   for (const auto& [w, io] : shapes)

@@ -387,16 +387,16 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   // The gradient of the up projection's output: [T, I] in place, the gated FFN's [T, 2I] apart.
   const char* dpre = c.gated_ffn ? "dpre" : "dact";
   const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
-  // fp8, gated, no bias: the backward writes wi's dy in FP8 itself (before the side stream's
-  // last reader of dyᵀ is done: it writes dy, which only the main stream read).
-  const Fp8Output dy8 = m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input() : Fp8Output{};
+  // fp8, gated, no bias: the backward writes wi's dy in FP8 itself, and in a training block dyᵀ
+  // too (wout's weight gradient, still running on the side stream, reads the other dy slot).
+  const Fp8Output dy8 =
+      m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input(m.fp8_act_transposed()) : Fp8Output{};
   // fp8, GELU: its backward writes wi's dy and dyᵀ in FP8 and the bias gradient, in one pass.
   const bool gelu8 =
       m.fp8_of("wi") && !m.ffn_fused() && !c.gated_ffn && c.activation != Activation::relu;
   if (gelu8) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
-    m.join(s);  // wout's weight gradient, the side stream's last reader of dyᵀ, is done
-    const Fp8Output dy = m.fp8_of("wi")->grad_input(true);
+    const Fp8Output dy = m.fp8_of("wi")->grad_input(true);  // wout's in the other slot
     bias_gelu_backward<T>(nullptr, c.linear_bias ? m.at<T>("dbi") : nullptr, m.at<float>("scratch"),
                           m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
   } else if (m.ffn_fused()) {
@@ -412,10 +412,10 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
   } else {
     unfused_down_dgelu<T>(m, s);
   }
-  if (dy8.q) {  // dyᵀ from those bytes, after the side stream's last reader of the one before
+  if (dy8.q && !dy8.qt) {  // dyᵀ from those bytes, after the side stream's last reader of dyᵀ
     m.join(s);
     m.fp8_of("wi")->grad_written(s);
-  } else if (!gelu8) {
+  } else if (!dy8.q && !gelu8) {
     linear_grad(m, s, "wi", m.t(dpre));
   }
   m.fork(s);
@@ -446,12 +446,20 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
                 m.t("dposition_bias"), m.t("dctx"), m.t("ctx"), qkv_part(m, qkv, 0),
                 qkv_part(m, qkv, 1), qkv_part(m, qkv, 2), m.t("position_bias"),
                 site(c, step, kAttentionProbs), s);
-  // The gradients of the rotated q and k become those of the projection's output.
-  if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
+  // The gradients of the rotated q and k become those of the projection's output. fp8 without a
+  // bias: the rotation writes wqkv's dy and dyᵀ itself (after the side stream's last reader of
+  // the ones before, as linear_grad), no bf16 pass between.
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
-  // fp8: the bias gradient from dqkv's cast (the pass reads it anyway).
-  const bool dbias8 = c.linear_bias && m.fp8_of("wqkv");
-  linear_grad(m, s, "wqkv", m.t("dqkv"), dbias8 ? m.t("dbqkv") : nullptr);
+  Fp8Linear* wqkv8 = m.fp8_of("wqkv");
+  const bool dbias8 = c.linear_bias && wqkv8;  // fp8: the bias gradient from dqkv's cast
+  if (m.rope && wqkv8 && !c.linear_bias) {
+    m.join(s);
+    m.rope->backward_fp8<__nv_bfloat16>(m.at<__nv_bfloat16>("dqkv"), N, c.seq, c.heads,
+                                        c.kv_head_count(), wqkv8->grad_input(true), s);
+  } else {
+    if (m.rope) m.rope->backward<T>(m.at<T>("dqkv"), N, c.seq, c.heads, c.kv_head_count(), s);
+    linear_grad(m, s, "wqkv", m.t("dqkv"), dbias8 ? m.t("dbqkv") : nullptr);
+  }
   m.fork(s);
   if (m.rel && m.self_attn.flash)  // the table from the gradient's diagonal sums
     m.rel->backward_from_diagonals<T>(m.at<T>("drel_bias"), m.at<float>("dbias_diagonals"), m.side);

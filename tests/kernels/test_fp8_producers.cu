@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/activation.hpp"
@@ -24,6 +25,7 @@
 #include "kernels/fp8.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/rope.hpp"
 #include "test_gpu.hpp"
 #include "test_util.hpp"
 #include "xfbench/device.hpp"
@@ -99,6 +101,32 @@ void expect_like_a_cast(const Producer& produce, int rows, int cols, xk::Fp8Reci
     EXPECT_LE(differ, n * 3 / 100) << at << ": " << differ << " of " << n << " bytes differ";
     EXPECT_GT(n - differ, n * 9 / 10) << at;
     if (recipe == xk::Fp8Recipe::delayed) fused.update(nullptr), cast.update(nullptr);
+  }
+}
+
+// A producer writing FP8 (with Fp8Output::qt, the tile pass) writes the flat pass's bytes, their
+// transpose [cols, rows] into qt, and the same amax and scale, over a recipe's two steps.
+using Fp8Producer = std::function<void(const xk::Fp8Output*)>;
+void expect_transposed_like_flat(const Fp8Producer& produce, int rows, int cols,
+                                 xk::Fp8Recipe recipe, xk::Fp8Format format,
+                                 const std::string& what) {
+  xk::Fp8RecipeConfig rc;
+  rc.recipe = recipe;
+  xk::Fp8Scales flat({format}, rc), tiles({format}, rc);
+  const std::size_t n = std::size_t(rows) * cols;
+  xfbench::DeviceBuffer<std::uint8_t> q_flat(n), q(n), qt(n), q_t(n);
+  for (int step = 0; step < 2; ++step) {
+    const std::string at = what + ", step " + std::to_string(step);
+    const xk::Fp8Output a{q_flat.data(), &flat, 0}, b{q.data(), &tiles, 0, qt.data()};
+    produce(&a);
+    produce(&b);
+    xk::fp8_transpose(q_t.data(), q.data(), rows, cols, nullptr);
+    EXPECT_EQ(bytes_of(q), bytes_of(q_flat)) << at;
+    EXPECT_EQ(bytes_of(qt), bytes_of(q_t)) << at << ": qt is not q's transpose";
+    EXPECT_EQ(tiles.amaxes()[0], flat.amaxes()[0]) << at;
+    EXPECT_EQ(tiles.scales()[0], flat.scales()[0]) << at;
+    EXPECT_NE(tiles.scales()[0], 1.f) << at << ": the scale was never set";
+    if (recipe == xk::Fp8Recipe::delayed) flat.update(nullptr), tiles.update(nullptr);
   }
 }
 
@@ -178,30 +206,34 @@ TEST_P(Fp8ProducersGpu, GeluAndGatedActivations) {
   }
 }
 
-// The GELU's forward in a training block writes its FP8 output and the transpose at once (the
-// tile pass): the same bytes as the flat pass, qt their transpose, the same amax and scale.
-TEST_P(Fp8ProducersGpu, GeluForwardWritesItsTransposeToo) {
-  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * I, -4, 4, 61));
+// The GELU's and the gated FFN's forward in a training block write their FP8 output and the
+// transpose at once (the tile pass): the same bytes as the flat pass, qt their transpose, the same
+// amax and scale.
+TEST_P(Fp8ProducersGpu, ActivationForwardsWriteTheirTransposeToo) {
+  Dev<bf16> pre(random_values<bf16>(std::size_t(N) * 2 * I, -4, 4, 61));
   Dev<bf16> bias(random_values<bf16>(I, -0.5, 0.5, 62));
-  for (xk::Gelu kind : {xk::Gelu::erf, xk::Gelu::tanh}) {
-    xk::Fp8RecipeConfig rc;
-    rc.recipe = GetParam();
-    xk::Fp8Scales flat({xk::Fp8Format::e4m3}, rc), tiles({xk::Fp8Format::e4m3}, rc);
-    const std::size_t n = std::size_t(N) * I;
-    xfbench::DeviceBuffer<std::uint8_t> q_flat(n), q(n), qt(n), q_t(n);
-    for (int step = 0; step < 2; ++step) {
-      const xk::Fp8Output a{q_flat.data(), &flat, 0}, b{q.data(), &tiles, 0, qt.data()};
-      xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, kind, nullptr, &a);
-      xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, kind, nullptr, &b);
-      xk::fp8_transpose(q_t.data(), q.data(), N, I, nullptr);
-      EXPECT_EQ(bytes_of(q), bytes_of(q_flat)) << "step " << step;
-      EXPECT_EQ(bytes_of(qt), bytes_of(q_t)) << "step " << step << ": qt is not q's transpose";
-      EXPECT_EQ(tiles.amaxes()[0], flat.amaxes()[0]) << "step " << step;
-      EXPECT_EQ(tiles.scales()[0], flat.scales()[0]) << "step " << step;
-      EXPECT_NE(tiles.scales()[0], 1.f) << "step " << step << ": the scale was never set";
-      if (GetParam() == xk::Fp8Recipe::delayed) flat.update(nullptr), tiles.update(nullptr);
-    }
-  }
+  const std::vector<std::pair<std::string, Fp8Producer>> forwards = {
+      {"gelu erf",
+       [&](const xk::Fp8Output* o) {
+         xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, xk::Gelu::erf, nullptr,
+                                     o);
+       }},
+      {"gelu tanh",
+       [&](const xk::Fp8Output* o) {
+         xk::bias_gelu_forward<bf16>(nullptr, pre.get(), bias.get(), N, I, xk::Gelu::tanh, nullptr,
+                                     o);
+       }},
+      {"gated silu, dropout",
+       [&](const xk::Fp8Output* o) {
+         xk::gated_dropout_forward<bf16>(nullptr, pre.get(), N, I, xk::GateAct::silu,
+                                         xk::Dropout{0.1f, 5, 2}, nullptr, o);
+       }},
+      {"gated gelu tanh", [&](const xk::Fp8Output* o) {
+         xk::gated_dropout_forward<bf16>(nullptr, pre.get(), N, I, xk::GateAct::gelu_tanh,
+                                         xk::Dropout{}, nullptr, o);
+       }}};
+  for (const auto& [name, forward] : forwards)
+    expect_transposed_like_flat(forward, N, I, GetParam(), xk::Fp8Format::e4m3, name);
 }
 
 // A pre-norm block's last residual in reverse writes the down projection's gradient do2 [N, H]
@@ -239,17 +271,26 @@ TEST_P(Fp8ProducersGpu, DropoutBackwardWritesItsGradientTransposeAndBiasGradient
 }
 
 // The gated FFN's backward writes the up projection's gradient dpre [N, 2I] (dgate, dlinear) in
-// e5m2 where only FP8 products read it (a block without linear biases).
-TEST_P(Fp8ProducersGpu, GatedBackwardWritesItsGradient) {
+// e5m2 where only FP8 products read it (a block without linear biases), and, in a training block,
+// its transpose [2I, N] in the same pass (the tile pass, two parts): the flat pass's bytes, qt
+// their transpose, the same amax and scale.
+TEST_P(Fp8ProducersGpu, GatedBackwardWritesItsGradientAndTranspose) {
   Dev<bf16> pre(random_values<bf16>(std::size_t(N) * 2 * I, -4, 4, 41));
   Dev<bf16> dact(random_values<bf16>(std::size_t(N) * I, -1e-3, 1e-3, 42));
   for (xk::GateAct gate : {xk::GateAct::silu, xk::GateAct::gelu_erf}) {
+    const xk::Dropout drop{0.1f, 5, 2};
     expect_like_a_cast(
         [&](bf16* dpre, const xk::Fp8Output* fp8) {
-          xk::gated_dropout_backward<bf16>(dpre, dact.get(), pre.get(), N, I, gate,
-                                           xk::Dropout{0.1f, 5, 2}, nullptr, fp8);
+          xk::gated_dropout_backward<bf16>(dpre, dact.get(), pre.get(), N, I, gate, drop, nullptr,
+                                           fp8);
         },
         N, 2 * I, GetParam(), xk::Fp8Format::e5m2);
+    expect_transposed_like_flat(
+        [&](const xk::Fp8Output* o) {
+          xk::gated_dropout_backward<bf16>(nullptr, dact.get(), pre.get(), N, I, gate, drop,
+                                           nullptr, o);
+        },
+        N, 2 * I, GetParam(), xk::Fp8Format::e5m2, "gated backward");
   }
 }
 
@@ -289,6 +330,30 @@ TEST_P(Fp8ProducersGpu, GeluBackwardWritesItsGradientTransposeAndBiasGradient) {
       far += !(std::abs(a[std::size_t(c)] - b[std::size_t(c)]) <= size[std::size_t(c)] * 0x1p-7);
     EXPECT_EQ(far, 0u) << "dbias from the FP8 pass off the bf16 path's";
   }
+}
+
+// A Llama block's attention backward in FP8: RoPE's backward writes the QKV projection's gradient
+// [N, (NH + 2·NKV)·D] in e5m2 and its transpose from the rotated heads' gradient, in one pass
+// (q and k heads rotated back, v's columns as they are): like a cast of the bf16 backward's output.
+TEST_P(Fp8ProducersGpu, RopeBackwardWritesTheQkvGradientAndTranspose) {
+  constexpr int kSeq = 32, kNH = 4, kNKV = 2, kD = 128, kW = (kNH + 2 * kNKV) * kD;
+  xk::RopeConfig rc;
+  rc.theta = 500000.0, rc.factor = 8.0;
+  const xk::RotaryEmbedding rope(rc, kD, kSeq);
+  const std::size_t n = std::size_t(N) * kW;
+  Dev<bf16> dqkv(random_values<bf16>(n, -1e-3, 1e-3, 81));
+  expect_like_a_cast(
+      [&](bf16* out, const xk::Fp8Output* fp8) {
+        if (fp8) return rope.backward_fp8<bf16>(dqkv.get(), N, kSeq, kNH, kNKV, *fp8, nullptr);
+        XF_CUDA_CHECK(cudaMemcpy(out, dqkv.get(), n * sizeof(bf16), cudaMemcpyDeviceToDevice));
+        rope.backward<bf16>(out, N, kSeq, kNH, kNKV, nullptr);
+      },
+      N, kW, GetParam(), xk::Fp8Format::e5m2);
+  expect_transposed_like_flat(
+      [&](const xk::Fp8Output* o) {
+        rope.backward_fp8<bf16>(dqkv.get(), N, kSeq, kNH, kNKV, *o, nullptr);
+      },
+      N, kW, GetParam(), xk::Fp8Format::e5m2, "rope backward");
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipes, Fp8ProducersGpu,

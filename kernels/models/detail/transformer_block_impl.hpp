@@ -231,12 +231,11 @@ struct TransformerBlock::Impl {
   bool fp8_gated_grad() const {
     return c.precision == Precision::fp8 && c.gated_ffn && !c.linear_bias;
   }
-  // fp8, a training block's GELU FFN: the GELU writes "act" for wout's forward into that layer's
-  // own copy and its transpose into "act", which the weight gradient reads as it is (no FP8
-  // transpose in the backward; the bytes kept are as many).
+  // fp8, a training block's GELU or gated FFN: the activation writes "act" for wout's forward into
+  // that layer's own copy and its transpose into "act", which the weight gradient reads as it is
+  // (no FP8 transpose in the backward; the bytes kept are as many).
   bool fp8_act_transposed() const {
-    return fp8_inputs.count("act") && t("dout") && !c.gated_ffn &&
-           c.activation != Activation::relu && !ffn_fused();
+    return fp8_inputs.count("act") && t("dout") && c.activation != Activation::relu && !ffn_fused();
   }
   bool stored_fp8(const void* p) const {
     for (const auto& kv : fp8_inputs)
