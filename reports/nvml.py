@@ -80,6 +80,12 @@ class Nvml:
         mw = self._read(fn) if fn else None
         return mw / 1e3 if mw is not None else None
 
+    def power_limit_w(self):
+        """The enforced power limit (W), or None."""
+        fn = getattr(self.lib, "nvmlDeviceGetEnforcedPowerLimit", None)
+        mw = self._read(fn) if fn else None
+        return mw / 1e3 if mw is not None else None
+
     def sample(self):
         """A Sample, or None if a clock or the temperature could not be read. The energy counter is
         read first and the time stamped right after it."""
@@ -102,6 +108,7 @@ class Sampler:
         self.nvml = nvml
         self.samples = []
         self.reasons_seen = 0   # clock-event reason bits of every sample so far
+        self.limit_w = nvml.power_limit_w()  # for steady_state.at_power_limit
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 

@@ -16,8 +16,8 @@ half-width from G batch means (ci) is <= max_noise and S lasts >= G * MIN_GROUP_
 it stops as noisy once E_n >= timeout. Batch means, because power-capped GPUs wander by 1-2% over
 hundreds of ms, so single windows never agree within 0.5% although the mean of a few seconds does;
 but only over groups much longer than that wander, or the ci is optimistic (v3). S growing with the
-run lets slow wander average out. Once the GPU reports its power cap (power_capped()), the warm-up
-lasts at least capped_warmup: after a lighter phase the limiter lets a case run above the limit for
+run lets slow wander average out. Once the GPU reports its power cap or draws at its limit
+(at_power_limit; the caller calls power_capped()), the warm-up lasts at least capped_warmup: after a lighter phase the limiter lets a case run above the limit for
 about a second (H100: 749 W and +2.5% over a span starting 0.2 s into a case, 689 W once settled),
 and S is every window after that warm-up instead of the later half of the run (v4): the limiter's
 transient is known to end within it, and a capped case, which needs S of G * 0.3 s = 3 s, then
@@ -196,6 +196,31 @@ def span_power(samples, t0, t1, min_span_s=1.0):
         return (steps[-1].energy_mj - steps[0].energy_mj) / 1e3 / (steps[-1].t - steps[0].t)
     readings = [s.power_w for s in samples if t0 <= s.t <= t1 and s.power_w is not None]
     return _mean(readings) if readings else None
+
+
+CAP_SPAN_S = 0.3   # at_power_limit: the last 0.3 s of energy steps ...
+AT_LIMIT = 0.97    # ... at or above 97% of the enforced limit (the SDK's kCapSpan, kAtLimit)
+
+
+def at_power_limit(samples, limit_w):
+    """At the power limit, as the SDK's at_power_limit decides it: the energy counter's slope
+    between the first and last samples of the last CAP_SPAN_S seconds that saw it step, at or above
+    AT_LIMIT of the enforced limit (W). A case drawing that much meets the limiter within about a
+    second, before NVML reports sw_power_cap, so its warm-up is the capped one."""
+    if not samples or not limit_w or limit_w <= 0:
+        return False
+    t1 = samples[-1].t
+    first = last = None
+    i = len(samples) - 1
+    while i >= 1 and samples[i].t >= t1 - CAP_SPAN_S:
+        s, before = samples[i], samples[i - 1]
+        if s.energy_mj is not None and before.energy_mj is not None and s.energy_mj > before.energy_mj:
+            last = last or s
+            first = s
+        i -= 1
+    if first is None or first is last or not last.t > first.t:
+        return False
+    return (last.energy_mj - first.energy_mj) / 1e3 / (last.t - first.t) >= AT_LIMIT * limit_w
 
 
 def energy_counters(power_w, seconds_per_launch, rates):

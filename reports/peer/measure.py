@@ -88,7 +88,8 @@ def measure_steady(torch, fn, options, window_s, device_nvml, rates):
             end.synchronize()
             done_at.append(time.perf_counter())
             d = begin.elapsed_time(end) / 1e3
-            if sampler and sampler.reasons_seen & steady_state.SW_POWER_CAP:
+            if sampler and (sampler.reasons_seen & steady_state.SW_POWER_CAP or
+                            steady_state.at_power_limit(sampler.samples, sampler.limit_w)):
                 rule.power_capped()
             if result is None:
                 result = rule.add(d / batch, d)

@@ -165,6 +165,33 @@ TEST(Energy, PowerIsTheSlopeBetweenTheCountersSteps) {
   EXPECT_EQ(xfbench::energy_over(s, 1.0, 3.0), 0);
 }
 
+// At the limit: the last 0.3 s of steps at or above 97% of it, before NVML reports the cap; an
+// idle second before a case starts does not hide it, and what was drawn before the last 0.3 s does
+// not count.
+TEST(Energy, AtThePowerLimitFromTheLastStepsOnly) {
+  // `first` for `seconds`, then `then` for 0.5 s (the counter carried on).
+  auto joined = [](double first, double seconds, double then) {
+    auto s = energy_samples(first, seconds);
+    const double base = s.back().energy_j - 1000 + then * 0.1;
+    for (auto x : energy_samples(then, 0.5)) {
+      x.t += seconds + 0.01;
+      x.energy_j += base;
+      s.push_back(x);
+    }
+    return s;
+  };
+  const auto burst = joined(300, 1.0, 742);  // idle, then 742 W from t = 1
+  EXPECT_TRUE(xfbench::at_power_limit(burst, 700));
+  EXPECT_FALSE(xfbench::at_power_limit(burst, 800));                    // 742 W is below 97% of 800
+  EXPECT_TRUE(xfbench::at_power_limit(energy_samples(680, 2.0), 700));  // 97.1%
+  EXPECT_FALSE(xfbench::at_power_limit(energy_samples(670, 2.0), 700));  // 95.7%
+  // A burst that ended: the last 0.3 s at 300 W.
+  EXPECT_FALSE(xfbench::at_power_limit(joined(742, 1.0, 300), 700));
+  EXPECT_FALSE(xfbench::at_power_limit(energy_samples(742, 0.15), 700));  // one step: no slope
+  EXPECT_FALSE(xfbench::at_power_limit(energy_samples(742, 2.0), 0));     // limit unknown
+  EXPECT_FALSE(xfbench::at_power_limit({}, 700));
+}
+
 TEST(Telemetry, SummarisesOnlyTheMeasuredSpanAndNamesThrottleReasons) {
   using xfbench::TelemetrySample;
   std::vector<TelemetrySample> s;

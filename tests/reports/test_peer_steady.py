@@ -18,15 +18,18 @@ class FakeNvml:
         raise AssertionError("the timing loop read the energy counter")
 
 
-def fake_sampler(inside, reasons_seen=0):
+def fake_sampler(inside, reasons_seen=0, live=(), limit_w=None):
     """Samples every 2^-8 s of host time: SM 1980 MHz with the power cap for j in `inside`,
     1000 MHz and idle elsewhere; the energy counter steps every 32 samples (0.125 s) by 700 W's
-    worth; NVML's power reading says 650 W (used only without two steps). reasons_seen: what the
-    sampler reports live while the case runs."""
+    worth; NVML's power reading says 650 W (used only without two steps). reasons_seen, live
+    (the samples so far) and limit_w (the enforced power limit): what the sampler reports live
+    while the case runs."""
     class Sampler:
         def __init__(self, device):
             self.device = device
             self.reasons_seen = reasons_seen
+            self.samples = list(live)
+            self.limit_w = limit_w
 
         def start(self):
             return self
@@ -79,6 +82,25 @@ def test_a_power_capped_case_warms_up_longer(monkeypatch):
     rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
                               lambda t: {"TFLOPS": 1e-3 / t})
     assert rep.extra["warmup_s"] == 154 * 10 * 2.0 ** -10 and rep.extra["windows"] == 52
+
+
+def test_a_case_at_the_power_limit_warms_up_longer(monkeypatch):
+    # No cap reported yet, but the live energy steps say 742 W against a 700 W limit: the same
+    # capped warm-up as above (the SDK's at_power_limit, steady_state.at_power_limit).
+    live = [peer.nvml.Sample(j / 100, 742 * 0.1 * 1e3 * (j // 10), 1980, 2619, 61, 0, 742.0)
+            for j in range(51)]
+    gpu = FakeGpu(2.0 ** -10)
+    monkeypatch.setattr(peer.measure, "time", types.SimpleNamespace(perf_counter=lambda: gpu.host))
+    monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(0), live=live, limit_w=700.0))
+    rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
+                              lambda t: {"TFLOPS": 1e-3 / t})
+    assert rep.extra["warmup_s"] == 154 * 10 * 2.0 ** -10 and rep.extra["windows"] == 52
+    # below 97% of the limit: the default warm-up (as the first test: 21 windows)
+    monkeypatch.setattr(peer.nvml, "Sampler", fake_sampler(range(0), live=live, limit_w=800.0))
+    gpu = FakeGpu(2.0 ** -10)
+    rep = peer.measure_steady(FakeTorch(gpu), gpu.fn, peer.steady_state.Options(), 0.01, FakeNvml(gpu),
+                              lambda t: {"TFLOPS": 1e-3 / t})
+    assert rep.extra["warmup_s"] < 154 * 10 * 2.0 ** -10
 
 
 def test_steady_times_out_as_noisy_without_telemetry():

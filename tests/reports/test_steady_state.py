@@ -2,6 +2,7 @@
 timers and on the fixture shared with xfbench's C++ test, and the telemetry arithmetic."""
 
 from reports_helpers import ROOT  # first: puts the repository root on sys.path
+import math
 import os
 import subprocess
 import sys
@@ -269,6 +270,33 @@ def test_span_power_between_energy_steps():
     assert ss.span_power(flat, 0.5, 0.7) == pytest.approx(500.0)
     assert ss.span_power([sample(0.0, None), sample(0.1, None)], 0.0, 0.1) is None
     assert ss.span_power([], 0.0, 1.0) is None
+
+
+def _energy(watts, seconds, t0=0.0, e0=0.0):
+    """A counter stepping by watts x 0.1 s every 100 ms, sampled every 10 ms from t0."""
+    out, j = [], 0
+    while j * 0.01 <= seconds + 1e-12:
+        t = j * 0.01
+        out.append(sample(t0 + t, e0 + watts * 0.1 * 1e3 * math.floor(t / 0.1 + 1e-9)))
+        j += 1
+    return out
+
+
+def _joined(first, seconds, then):
+    s = _energy(first, seconds)
+    return s + _energy(then, 0.5, seconds + 0.01, s[-1].energy_mj + then * 0.1 * 1e3)
+
+
+def test_at_power_limit_from_the_last_steps_only():
+    # the SDK's Energy.AtThePowerLimitFromTheLastStepsOnly, case for case
+    assert ss.at_power_limit(_joined(300, 1.0, 742), 700)       # idle, then 742 W
+    assert not ss.at_power_limit(_joined(300, 1.0, 742), 800)   # below 97% of 800
+    assert ss.at_power_limit(_energy(680, 2.0), 700)            # 97.1%
+    assert not ss.at_power_limit(_energy(670, 2.0), 700)        # 95.7%
+    assert not ss.at_power_limit(_joined(742, 1.0, 300), 700)   # a burst that ended
+    assert not ss.at_power_limit(_energy(742, 0.15), 700)       # one step: no slope
+    assert not ss.at_power_limit(_energy(742, 2.0), None)       # limit unknown
+    assert not ss.at_power_limit([], 700)
 
 
 def test_energy_counters():

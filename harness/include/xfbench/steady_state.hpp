@@ -11,7 +11,8 @@
 // `max_noise`: the ~95% interval from `groups` batch means (ci), trusted only once each group lasts
 // kMinGroupSeconds, much longer than the ~100 ms wander of a clock under a power cap. A case that
 // is not steady by `timeout` stops there and is reported as noisy. Once the GPU reports its power
-// cap (the caller says so), the warm-up lasts at least `capped_warmup`: after a lighter phase the
+// cap or draws at its limit (telemetry.hpp's at_power_limit; the caller says so), the warm-up
+// lasts at least `capped_warmup`: after a lighter phase the
 // limiter lets a case run above the limit for about a second (H100: 749 W and +2.5% over a span
 // starting 0.2 s into a case, 689 W once settled). Pure arithmetic: no GPU.
 //

@@ -46,6 +46,13 @@ TelemetryReading summarize(const std::vector<TelemetrySample>& samples, double t
 // 0 when fewer than two steps were seen.
 constexpr double kMinPowerSpan = 1.0;
 double energy_over(const std::vector<TelemetrySample>& samples, double t0, double t1);
+// At the power limit: the energy counter's slope over the last kCapSpan seconds of samples (as
+// energy_over takes it, at least two steps) at or above kAtLimit of the enforced limit. A case
+// drawing that much meets the limiter within about a second, before NVML reports sw_power_cap (a
+// case shorter than that measured its burst above the limit: an H100 fp32 GEMM alone drew 742 W at
+// 1980 MHz in 0.7 s, 2.3% faster than the same case capped), so its warm-up is the capped one.
+constexpr double kCapSpan = 0.3, kAtLimit = 0.97;
+bool at_power_limit(const std::vector<TelemetrySample>& samples, double limit_w);
 // "sw_power_cap 100%, hw_thermal 12%" (empty when none was active).
 std::string throttle_text(const TelemetryReading& r);
 
@@ -61,12 +68,14 @@ class TelemetrySampler {
   TelemetryReading stop(double t0, double t1);
   // Summarises the samples taken in [t0, t1] so far, sampling on (live progress lines).
   TelemetryReading read(double t0, double t1);
-  // Whether any sample so far saw the power cap (clock-event reason sw_power_cap).
+  // Whether any sample so far saw the power cap (clock-event reason sw_power_cap) or the power
+  // at the limit (at_power_limit).
   bool power_capped() const { return power_capped_.load(std::memory_order_relaxed); }
 
  private:
   void sample();
   void* device_ = nullptr;  // nvmlDevice_t
+  double limit_w_ = 0;      // the enforced power limit (0: unknown)
   std::vector<TelemetrySample> samples_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -20,6 +20,7 @@ struct Nvml {
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*limit)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
   bool ok() const { return clock && temperature && power && driver; }
 };
@@ -35,6 +36,7 @@ const Nvml& nvml() {
       f.reasons = nvml_function<decltype(f.reasons)>("nvmlDeviceGetCurrentClocksThrottleReasons");
     }
     f.energy = nvml_function<decltype(f.energy)>("nvmlDeviceGetTotalEnergyConsumption");
+    f.limit = nvml_function<decltype(f.limit)>("nvmlDeviceGetEnforcedPowerLimit");
     f.driver = nvml_function<decltype(f.driver)>("nvmlSystemGetDriverVersion");
     return f;
   }();
@@ -61,11 +63,17 @@ double host_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double energy_over(const std::vector<TelemetrySample>& samples, double t0, double t1) {
-  const double from = std::min(t0, t1 - kMinPowerSpan);
+namespace {
+
+// The energy counter's slope between the first and last samples of [from, t1] that saw it step
+// (samples in time order).
+double energy_slope(const std::vector<TelemetrySample>& samples, double from, double t1) {
   const TelemetrySample* first = nullptr;
   const TelemetrySample* last = nullptr;
-  for (std::size_t i = 1; i < samples.size(); ++i) {
+  const auto begin = std::lower_bound(samples.begin(), samples.end(), from,
+                                      [](const TelemetrySample& s, double t) { return s.t < t; });
+  for (auto i = std::size_t(std::max<std::ptrdiff_t>(begin - samples.begin(), 1));
+       i < samples.size(); ++i) {
     const TelemetrySample& s = samples[i];
     if (s.t < from || s.t > t1 || s.energy_j < 0 || samples[i - 1].energy_j < 0) continue;
     if (s.energy_j > samples[i - 1].energy_j) {  // the counter stepped since the last sample
@@ -75,6 +83,18 @@ double energy_over(const std::vector<TelemetrySample>& samples, double t0, doubl
   }
   if (!first || last == first || !(last->t > first->t)) return 0;
   return (last->energy_j - first->energy_j) / (last->t - first->t);
+}
+
+}  // namespace
+
+double energy_over(const std::vector<TelemetrySample>& samples, double t0, double t1) {
+  return energy_slope(samples, std::min(t0, t1 - kMinPowerSpan), t1);
+}
+
+bool at_power_limit(const std::vector<TelemetrySample>& samples, double limit_w) {
+  if (samples.empty() || !(limit_w > 0)) return false;
+  const double t1 = samples.back().t;
+  return energy_slope(samples, t1 - kCapSpan, t1) >= kAtLimit * limit_w;
 }
 
 TelemetryReading summarize(const std::vector<TelemetrySample>& samples, double t0, double t1) {
@@ -121,6 +141,9 @@ TelemetrySampler::TelemetrySampler(int cuda_device) {
   if (cuda_device < 0 || !nvml().ok()) return;  // off (--xfbench_telemetry=false) or no NVML
   device_ = nvml_device(cuda_device);
   if (!device_) return;
+  unsigned limit_mw = 0;
+  if (nvml().limit && nvml().limit(static_cast<nvmlDevice_t>(device_), &limit_mw) == NVML_SUCCESS)
+    limit_w_ = limit_mw / 1000.0;
   sample();
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mu_);
@@ -155,6 +178,7 @@ void TelemetrySampler::sample() {
   s.power_w = mw / 1000.0;
   std::lock_guard<std::mutex> lock(mu_);
   samples_.push_back(s);
+  if (at_power_limit(samples_, limit_w_)) power_capped_.store(true, std::memory_order_relaxed);
 }
 
 TelemetryReading TelemetrySampler::stop(double t0, double t1) {
