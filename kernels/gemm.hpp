@@ -132,13 +132,26 @@ struct GemmTuneResult {
 int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbent, int min_wins,
                      double margin);
 
+// What choose_faster keeps in the XFBENCH_GEMM_PLANS file beside the GEMM searches, so that a
+// later run with the file (a case alone after the suite) makes the same choice without timing:
+// `key` names exactly what was chosen between (shapes, dtype, options), `product` says it as a
+// person reads it, `labels` names each way ("unfused", "fused").
+struct ChoiceRecord {
+  std::string key, product;
+  std::vector<std::string> labels;
+};
+
 // Which of several ways of doing the same work on `stream` to keep: each enqueues it once. Times
-// them as the search's final times its finalists (seven alternating rounds of ~10 ms, after one
-// untimed run of each) and keeps the first, the incumbent, unless another is clearly faster
-// (choose_by_rounds: six wins of seven and 1% by median). Synchronises; outside timed regions.
-// seconds (nullable): each one's median seconds per run.
+// them as the steady search's final times its finalists (five alternating rounds of ~50 ms, each
+// after half as long of the same way untimed, so each is timed at the clock the power limiter
+// settles on for it: ~10 ms runs under the cap ranked the FFN's GELU products against their
+// steady-state order) and keeps the first, the incumbent, unless another is clearly faster
+// (choose_by_rounds: four wins of five and 1% by median). Synchronises; outside timed regions.
+// seconds (nullable): each one's median seconds per run; left empty when `record` (nullable) found
+// the choice in the XFBENCH_GEMM_PLANS file, which then runs nothing. A timed choice with a
+// record is added to the file.
 int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>& ways,
-                  std::vector<double>* seconds = nullptr);
+                  std::vector<double>* seconds = nullptr, const ChoiceRecord* record = nullptr);
 
 struct GemmTuneOptions {
   // > 0: a challenger that beats the incumbent in the (back-to-back) final must beat it again in a

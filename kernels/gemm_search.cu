@@ -33,6 +33,7 @@ constexpr int kFinalRounds = 7;
 constexpr double kClearMargin = 0.01;
 constexpr int kConfirmRounds = 5;      // from idle (GemmTuneOptions::idle_ms): four of five to win
 constexpr int kSteadyFinalRounds = 5;  // GemmTuneOptions::final_ms: four of five to win
+constexpr double kChoiceRoundSeconds = 0.05;  // choose_faster's timed runs (steady final)
 
 struct EventPair {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -99,30 +100,6 @@ int choose_by_rounds(const std::vector<std::vector<double>>& rounds, int incumbe
     if (wins >= min_wins && median(t) <= median(held) * (1.0 - margin)) best = i;
   }
   return best;
-}
-
-int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>& ways,
-                  std::vector<double>* seconds) {
-  if (ways.empty()) XF_THROW(InvalidArgument, "choose_faster: nothing to choose from");
-  EventPair ev;
-  double single = 0;
-  for (const auto& way : ways) {  // warm each; the slowest sets the runs' length
-    way();
-    XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    way();
-    XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-    single = std::max(single, ev.seconds());
-  }
-  const int reps = int(std::clamp(1e-2 / std::max(single, 1e-7), 1.0, 500.0));
-  const std::vector<std::vector<double>> t = time_rounds(stream, ev, ways, reps, kFinalRounds);
-  if (seconds) {
-    seconds->clear();
-    for (std::vector<double> v : t) {
-      std::sort(v.begin(), v.end());
-      seconds->push_back(v[v.size() / 2]);
-    }
-  }
-  return choose_by_rounds(t, 0, kFinalRounds - 1, kClearMargin);
 }
 
 namespace {
@@ -322,7 +299,76 @@ void record_search(const Gemm& plan, const std::string& key) {
   detail::upsert_search_record(*records, r);
   detail::write_search_file(plans_path(), *records);
 }
+
+// choose_faster's record: the index of the way the file chose for this GPU, cuBLASLt version and
+// key, with as many ways and that way's label; -1 when it holds none.
+int recorded_choice(const ChoiceRecord& c) {
+  std::lock_guard<std::mutex> lock(plan_mutex());
+  const std::vector<detail::SearchRecord>* records = file_records();
+  if (!records) return -1;
+  const detail::SearchRecord* r = detail::find_search_record(*records, gpu_name(current_device()),
+                                                             long(cublasLtGetVersion()), c.key);
+  if (!r || r->candidates != int(c.labels.size()) || r->index < 0 || r->index >= r->candidates ||
+      c.labels[std::size_t(r->index)] != r->kernel)
+    return -1;
+  if (gemm_log())
+    std::fprintf(stderr, "xfbench choice from %s: %s -> %s\n", plans_path().c_str(),
+                 c.product.c_str(), r->kernel.c_str());
+  return r->index;
+}
+
+void record_choice(const ChoiceRecord& c, int index) {
+  if (gemm_log())
+    std::fprintf(stderr, "xfbench choice: %s -> %s\n", c.product.c_str(),
+                 c.labels[std::size_t(index)].c_str());
+  std::lock_guard<std::mutex> lock(plan_mutex());
+  std::vector<detail::SearchRecord>* records = file_records();
+  if (!records) return;
+  detail::SearchRecord r;
+  r.gpu = gpu_name(current_device());
+  r.cublaslt = long(cublasLtGetVersion());
+  r.key = c.key;
+  r.product = c.product;
+  r.index = index;
+  r.candidates = int(c.labels.size());
+  r.kernel = c.labels[std::size_t(index)];
+  detail::upsert_search_record(*records, r);
+  detail::write_search_file(plans_path(), *records);
+}
 }  // namespace
+
+int choose_faster(cudaStream_t stream, const std::vector<std::function<void()>>& ways,
+                  std::vector<double>* seconds, const ChoiceRecord* record) {
+  if (ways.empty()) XF_THROW(InvalidArgument, "choose_faster: nothing to choose from");
+  if (record && record->labels.size() != ways.size())
+    XF_THROW(InvalidArgument, "choose_faster: " + std::to_string(record->labels.size()) +
+                                  " labels for " + std::to_string(ways.size()) + " ways");
+  if (seconds) seconds->clear();
+  if (record) {
+    const int recorded = recorded_choice(*record);
+    if (recorded >= 0) return recorded;
+  }
+  EventPair ev;
+  double single = 0;
+  for (const auto& way : ways) {  // warm each; the slowest sets the runs' length
+    way();
+    XF_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    way();
+    XF_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    single = std::max(single, ev.seconds());
+  }
+  const int reps = int(std::clamp(kChoiceRoundSeconds / std::max(single, 1e-7), 1.0, 5e3));
+  const std::vector<std::vector<double>> t =
+      time_rounds(stream, ev, ways, reps, kSteadyFinalRounds, 0, reps / 2);
+  if (seconds)
+    for (std::vector<double> v : t) {
+      std::sort(v.begin(), v.end());
+      seconds->push_back(v[v.size() / 2]);
+    }
+  const int chosen = choose_by_rounds(t, 0, kSteadyFinalRounds - 1, kClearMargin);
+  if (record) record_choice(*record, chosen);
+  return chosen;
+}
 
 Gemm& gemm_plan(const GemmDesc& desc, const GemmOptions& options) {
   PlanKey key{current_device(), key_of(desc, options)};

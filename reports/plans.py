@@ -41,8 +41,11 @@ def read_plans(path):
 
 def short_kernel(label):
     """`algo=66 tile=128x128 stages=64xAUTO cluster=2x1x1 splitK=1 ...` -> `tile 128x128, cluster
-    2x1x1` (split-K when it splits); `algo=cublasGemmEx ...` -> `cublasGemmEx`."""
+    2x1x1` (split-K when it splits); `algo=cublasGemmEx ...` -> `cublasGemmEx`; a choice between
+    ways of one computation (`fused`, `unfused`: the FFN's GELU products) as it is."""
     parts = dict(p.split("=", 1) for p in label.split() if "=" in p)
+    if "algo" not in parts:
+        return label
     if parts.get("algo") == "cublasGemmEx":
         return "cublasGemmEx"
     out = [f"tile {parts.get('tile', '?')}"]

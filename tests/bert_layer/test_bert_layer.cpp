@@ -5,6 +5,7 @@
 
 #include <cuda_fp16.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -183,6 +184,47 @@ TEST(BertGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
   c.ffn_products = kernels::FfnProducts::unfused;
   EXPECT_EQ(kernels::TransformerBlock(c).ffn_products(), "ffn gelu unfused (as configured)");
   std::printf("  %s\n", chosen.c_str());
+}
+
+// XFBENCH_GEMM_PLANS=file keeps the FFN's choice too: the first run times fused against unfused
+// and writes its choice; the second finds it, times nothing and runs the same way (a case alone
+// after a suite ran what the suite chose: the 2.3% of GPT2Block's forward in one H100's suite).
+TEST(BertGpuFfnProducts, PlansFileCarriesTheChoiceToTheNextRun) {
+  if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  BlockConfig c;
+  c.hidden = 512, c.heads = 8, c.intermediate = 2048, c.batch = 2, c.seq = 128;
+  std::string why;
+  if (!kernels::ffn_products_fusable(c, BlockPart::layer, &why)) GTEST_SKIP() << why;
+  const std::string path = "/tmp/xftest_ffn_plans_" + std::to_string(::getpid()) + ".tsv";
+  std::remove(path.c_str());
+  const std::string args =
+      "--xfbench_bert_hidden=512 --xfbench_bert_heads=8 --xfbench_bert_intermediate=2048 "
+      "--xfbench_bert_seqs=128 --xfbench_bert_batches=2 --benchmark_min_time=0.01 "
+      "--benchmark_filter='^BertLayer/fused/fp16/fwdbwd/seq:128/batch:2/'";
+  const std::string env = "XFBENCH_GEMM_LOG=1 XFBENCH_GEMM_PLANS=" + path;
+  const std::string product = "ffn gelu products bias_gelu_aux fp16 gelu:erf m=256 n=2048 k=512";
+  xftest::HostResult first = xftest::run_host(args, env);
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  const std::size_t timed = first.err.find("xfbench choice: " + product + " -> ");
+  ASSERT_NE(timed, std::string::npos) << first.err;
+  const std::string line = first.err.substr(timed, first.err.find('\n', timed) - timed);
+  const std::string chosen = line.substr(line.find(" -> ") + 4);
+  ASSERT_TRUE(chosen == "fused" || chosen == "unfused") << chosen;
+  EXPECT_NE(first.out.find("ffn gelu " + chosen + ": fused "), std::string::npos) << first.out;
+  EXPECT_NE(xftest::slurp(path).find("\tchoice:" + product + "\t" + product + "\t"),
+            std::string::npos)
+      << xftest::slurp(path);
+  xftest::HostResult second = xftest::run_host(args, env);
+  ASSERT_EQ(second.code, 0) << second.out << second.err;
+  EXPECT_NE(
+      second.err.find("xfbench choice from " + path + ": " + product + " -> " + chosen + "\n"),
+      std::string::npos)
+      << second.err;
+  EXPECT_EQ(second.err.find("xfbench choice: "), std::string::npos) << second.err;
+  EXPECT_NE(second.out.find("ffn gelu " + chosen + ": as XFBENCH_GEMM_PLANS recorded"),
+            std::string::npos)
+      << second.out;
+  std::remove(path.c_str());
 }
 
 // A wrong layer must fail validation: corrupt one weight after init and compare again.

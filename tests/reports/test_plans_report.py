@@ -54,6 +54,7 @@ def test_short_kernel_names():
     assert plans.short_kernel(BLAS) == "cublasGemmEx"
     assert plans.short_kernel(TILE.format("#201", "1x2x1", 1, 2)) == "tile #201, cluster 1x2x1"
     assert plans.short_kernel(TILE.format("64x64", "1x1x1", 0, 2)) == "tile 64x64"
+    assert plans.short_kernel("fused") == "fused"  # the FFN's choice of GELU products
 
 
 def test_bad_plans_files_are_one_line_each(tmp_path):
