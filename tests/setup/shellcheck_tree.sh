@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs shellcheck over every shell script of the tree: *.sh files and files whose first line is a
-# bash or sh shebang (the tracked files in a git checkout, else all files outside build folders).
+# bash or sh shebang (the tracked files in a git checkout, else all files outside build folders),
+# following what a script sources.
 # Exit 77 (CTest's skip) when shellcheck is not installed; CI installs it and requires 0.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,5 +15,5 @@ while IFS= read -r -d '' f; do
 done < <(git ls-files -z 2>/dev/null ||
   find . -path ./.git -prune -o -path './build*' -prune -o -type f -print0)
 [ "${#scripts[@]}" -gt 0 ] || { echo "no shell scripts found under $PWD"; exit 1; }
-shellcheck "${scripts[@]}"
+shellcheck -x "${scripts[@]}"
 echo "shellcheck: ${#scripts[@]} scripts clean: ${scripts[*]}"
