@@ -3,7 +3,7 @@
 # full set on one launch of the forward (FlashAttention-3's intra-warpgroup overlap, branch
 # flash-fwd-overlap) at llama-3.1-8b s4096 b2 (flash_speed's fourth shape): pipe utilisation, warp
 # stall reasons, and per-instruction stall samples (SASS). KERNELS='regex:skip ...' for others.
-# Carry: build/device/bin/flash_speed build/device/lib
+# Carry: build/device/bin/flash_speed build/device/lib (FLASH_SPEED=path: another build's)
 # Run: bash reports/results/h100/flash_hd128_ncu/run.sh
 set -uo pipefail
 t0=$SECONDS
@@ -27,7 +27,7 @@ for k in "${KERNELS[@]}"; do
   n=$(echo "${k%:*}" | tr -c 'a-z0-9' _ | cut -c1-24)
   timeout 90 "$NCU" --set full --kernel-name-base demangled --kernel-name "regex:${k%:*}" \
     --launch-skip "${k##*:}" --launch-count 1 --kill yes --clock-control none -f -o "$R/$n" \
-    build/device/bin/flash_speed >"$R/$n.log" 2>&1
+    "${FLASH_SPEED:-build/device/bin/flash_speed}" >"$R/$n.log" 2>&1
   echo "$k rc=$? t=$((SECONDS - t0)) s" >>"$R/ncu.txt"
   "$NCU" -i "$R/$n.ncu-rep" --page details --print-details all >"$R/$n.details.txt" 2>&1
   "$NCU" -i "$R/$n.ncu-rep" --page source --csv --print-source sass >"$R/$n.sass.csv" 2>&1
