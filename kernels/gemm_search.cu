@@ -269,12 +269,37 @@ std::string gpu_name(int device) {
   return it->second;
 }
 
+// The file's record of `key` for `device`'s GPU and this cuBLASLt version, or null (under
+// plan_mutex(); records: the file's).
+const detail::SearchRecord* find_record(const std::vector<detail::SearchRecord>& records,
+                                        int device, const std::string& key) {
+  return detail::find_search_record(records, gpu_name(device), long(cublasLtGetVersion()), key);
+}
+
+// Adds (or replaces) the record of `key` for the current GPU and cuBLASLt version and writes the
+// file; nothing without one. `kernel`: the chosen candidate's label.
+void save_record(const std::string& key, const std::string& product, int index, int candidates,
+                 const std::string& kernel) {
+  std::lock_guard<std::mutex> lock(plan_mutex());
+  std::vector<detail::SearchRecord>* records = file_records();
+  if (!records) return;
+  detail::SearchRecord r;
+  r.gpu = gpu_name(current_device());
+  r.cublaslt = long(cublasLtGetVersion());
+  r.key = key;
+  r.product = product;
+  r.index = index;
+  r.candidates = candidates;
+  r.kernel = kernel;
+  detail::upsert_search_record(*records, r);
+  detail::write_search_file(plans_path(), *records);
+}
+
 // A new plan takes the file's choice when GPU, cuBLASLt version, key, candidate count and the
 // chosen candidate's kernel all agree; otherwise it stays unsearched.
 bool adopt_recorded_search(Gemm& plan, const std::vector<detail::SearchRecord>& records,
                            const PlanKey& key) {
-  const detail::SearchRecord* r = detail::find_search_record(
-      records, gpu_name(std::get<0>(key)), long(cublasLtGetVersion()), std::get<1>(key));
+  const detail::SearchRecord* r = find_record(records, std::get<0>(key), std::get<1>(key));
   if (!r || r->candidates != plan.candidates() || plan.algo_info(r->index).label() != r->kernel)
     return false;
   plan.select(r->index);
@@ -285,19 +310,8 @@ bool adopt_recorded_search(Gemm& plan, const std::vector<detail::SearchRecord>& 
 }
 
 void record_search(const Gemm& plan, const std::string& key) {
-  std::lock_guard<std::mutex> lock(plan_mutex());
-  std::vector<detail::SearchRecord>* records = file_records();
-  if (!records) return;
-  detail::SearchRecord r;
-  r.gpu = gpu_name(current_device());
-  r.cublaslt = long(cublasLtGetVersion());
-  r.key = key;
-  r.product = plan.desc().describe();
-  r.index = plan.selected();
-  r.candidates = plan.candidates();
-  r.kernel = plan.algo_info().label();
-  detail::upsert_search_record(*records, r);
-  detail::write_search_file(plans_path(), *records);
+  save_record(key, plan.desc().describe(), plan.selected(), plan.candidates(),
+              plan.algo_info().label());
 }
 
 // choose_faster's record: the index of the way the file chose for this GPU, cuBLASLt version and
@@ -305,9 +319,8 @@ void record_search(const Gemm& plan, const std::string& key) {
 int recorded_choice(const ChoiceRecord& c) {
   std::lock_guard<std::mutex> lock(plan_mutex());
   const std::vector<detail::SearchRecord>* records = file_records();
-  if (!records) return -1;
-  const detail::SearchRecord* r = detail::find_search_record(*records, gpu_name(current_device()),
-                                                             long(cublasLtGetVersion()), c.key);
+  const detail::SearchRecord* r =
+      records ? find_record(*records, current_device(), c.key) : nullptr;
   if (!r || r->candidates != int(c.labels.size()) || r->index < 0 || r->index >= r->candidates ||
       c.labels[std::size_t(r->index)] != r->kernel)
     return -1;
@@ -318,22 +331,10 @@ int recorded_choice(const ChoiceRecord& c) {
 }
 
 void record_choice(const ChoiceRecord& c, int index) {
+  const std::string& label = c.labels[std::size_t(index)];
   if (gemm_log())
-    std::fprintf(stderr, "xfbench choice: %s -> %s\n", c.product.c_str(),
-                 c.labels[std::size_t(index)].c_str());
-  std::lock_guard<std::mutex> lock(plan_mutex());
-  std::vector<detail::SearchRecord>* records = file_records();
-  if (!records) return;
-  detail::SearchRecord r;
-  r.gpu = gpu_name(current_device());
-  r.cublaslt = long(cublasLtGetVersion());
-  r.key = c.key;
-  r.product = c.product;
-  r.index = index;
-  r.candidates = int(c.labels.size());
-  r.kernel = c.labels[std::size_t(index)];
-  detail::upsert_search_record(*records, r);
-  detail::write_search_file(plans_path(), *records);
+    std::fprintf(stderr, "xfbench choice: %s -> %s\n", c.product.c_str(), label.c_str());
+  save_record(c.key, c.product, index, int(c.labels.size()), label);
 }
 }  // namespace
 
