@@ -24,6 +24,7 @@ transient is known to end within it, and a capped case, which needs S of G * 0.3
 stops after 4.5 s instead of 6 s.
 """
 
+import bisect
 import math
 
 GROUPS = 10        # batch means per ci; also the fewest windows S may have
@@ -178,22 +179,35 @@ class SteadyState:
 
 # ---- telemetry over the measured windows -----------------------------------------------------
 
+def energy_slope(samples, begin, t1):
+    """The energy counter's slope in W between the first and the last samples of [begin, t1] that
+    saw it step since the sample before (samples in time order); None with fewer than two."""
+    i = bisect.bisect_left(samples, begin, key=lambda s: s.t)
+    first = last = None
+    previous = samples[i - 1].energy_mj if i > 0 else None
+    for s in samples[i:]:
+        if s.t > t1:
+            break
+        if s.energy_mj is None:
+            continue
+        if previous is not None and s.energy_mj > previous:
+            first = first or s
+            last = s
+        previous = s.energy_mj
+    if first is None or not last.t > first.t:
+        return None
+    return (last.energy_mj - first.energy_mj) / 1e3 / (last.t - first.t)
+
+
 def span_power(samples, t0, t1, min_span_s=1.0):
     """Mean power in W over the measured span [t0, t1] (host seconds at the completions of windows
     n-k and n) from the sampler's readings (nvml.Sample: t, energy_mj, ..., power_w). NVML's energy
     counter steps only every ~100 ms, so the power is taken between the first and the last step
     in [min(t0, t1 - min_span_s), t1] (at least the last second); with fewer than two steps, the
     mean of NVML's power readings in [t0, t1]; None without either."""
-    begin = min(t0, t1 - min_span_s)
-    steps, previous = [], None
-    for s in samples:
-        if s.energy_mj is None:
-            continue
-        if previous is not None and s.energy_mj > previous and begin <= s.t <= t1:
-            steps.append(s)
-        previous = s.energy_mj
-    if len(steps) >= 2 and steps[-1].t > steps[0].t:
-        return (steps[-1].energy_mj - steps[0].energy_mj) / 1e3 / (steps[-1].t - steps[0].t)
+    slope = energy_slope(samples, min(t0, t1 - min_span_s), t1)
+    if slope is not None:
+        return slope
     readings = [s.power_w for s in samples if t0 <= s.t <= t1 and s.power_w is not None]
     return _mean(readings) if readings else None
 
@@ -209,18 +223,8 @@ def at_power_limit(samples, limit_w):
     second, before NVML reports sw_power_cap, so its warm-up is the capped one."""
     if not samples or not limit_w or limit_w <= 0:
         return False
-    t1 = samples[-1].t
-    first = last = None
-    i = len(samples) - 1
-    while i >= 1 and samples[i].t >= t1 - CAP_SPAN_S:
-        s, before = samples[i], samples[i - 1]
-        if s.energy_mj is not None and before.energy_mj is not None and s.energy_mj > before.energy_mj:
-            last = last or s
-            first = s
-        i -= 1
-    if first is None or first is last or not last.t > first.t:
-        return False
-    return (last.energy_mj - first.energy_mj) / 1e3 / (last.t - first.t) >= AT_LIMIT * limit_w
+    slope = energy_slope(samples, samples[-1].t - CAP_SPAN_S, samples[-1].t)
+    return slope is not None and slope >= AT_LIMIT * limit_w
 
 
 def energy_counters(power_w, seconds_per_launch, rates):
