@@ -458,11 +458,12 @@ void attention_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t
                 site(c, step, kAttentionProbs), s);
   // The gradients of the rotated q and k become those of the projection's output. fp8 without a
   // bias: the rotation writes wqkv's dy and dyᵀ itself (after the side stream's last reader of
-  // the ones before, as linear_grad), no bf16 pass between.
+  // the ones before, as linear_grad), no bf16 pass between; its tile pass takes half head dims in
+  // multiples of 8 (others: rotate, then cast).
   GemmOperands w = ops(m.t("dqkv"), in, m.t("dwqkv"));
   Fp8Linear* wqkv8 = m.fp8_of("wqkv");
   const bool dbias8 = c.linear_bias && wqkv8;  // fp8: the bias gradient from dqkv's cast
-  if (m.rope && wqkv8 && !c.linear_bias) {
+  if (m.rope && wqkv8 && !c.linear_bias && c.head_dim() / 2 % 8 == 0) {
     m.join(s);
     m.rope->backward_fp8<__nv_bfloat16>(m.at<__nv_bfloat16>("dqkv"), N, c.seq, c.heads,
                                         c.kv_head_count(), wqkv8->grad_input(true), s);

@@ -252,6 +252,20 @@ TEST(LlamaGpuFp8, CurrentScalingMatchesFloat64Reference) {
   std::printf("  current scaling: %s\n", worst.c_str());
 }
 
+// fp8 at a head dim whose half is no multiple of 8 (24): RoPE's backward cannot write wqkv's FP8
+// gradient in its tile pass there, so the block rotates in bf16 and casts after, and the layer
+// still matches the reference (before that fallback the backward threw).
+TEST(LlamaGpuFp8, HeadDimWhoseHalfIsNoMultipleOf8) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = small(2, 1, 24);
+  c.precision = Precision::fp8, c.backend = AttentionBackend::unfused;
+  const std::string why = unsupported(c);
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string worst;
+  ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true));
+  std::printf("  head dim 24: %s\n", worst.c_str());
+}
+
 // The parts forward (LlamaAttention per backend, LlamaMLP, RMSNorm + QKV projection) against the
 // float64 reference, both dtypes.
 TEST(LlamaGpuParts, MatchFloat64Reference) {
