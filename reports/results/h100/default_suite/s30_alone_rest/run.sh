@@ -3,7 +3,8 @@
 # to end on one H100, process start included, every line timestamped, with XFBENCH_GEMM_PLANS (the
 # suite searches, each case alone adopts its choices); then the cases from ALONE_FROM on (default
 # 20: TrainStep, Memcpy, Vector, which ../s29_plans/ did not reach) alone in their own processes,
-# same machine, build and protocol (until ALONE_UNTIL seconds, default 560).
+# same machine, build and protocol (until ALONE_UNTIL seconds, default 560; ALONE_FIRST: a regex
+# of cases to run alone before the others).
 # Carry: build/device/bin/xfbench build/device/lib
 # Run: bash reports/results/h100/default_suite/s30_alone_rest/run.sh
 set -uo pipefail
@@ -23,6 +24,10 @@ timeout 300 "$X" --benchmark_out="$R/suite.json" --benchmark_out_format=json 2>&
 end=$(date +%s.%N)
 echo "default suite wall: $(python3 -c "print(round($end - $start, 1))") s" >"$R/wall.txt"
 "$X" --benchmark_list_tests 2>/dev/null | grep -v "^P2P/" >"$R/cases.txt" # one GPU: P2P skips
+if [ -n "${ALONE_FIRST:-}" ]; then # the cases matching this regex alone first (added in session 31)
+  { grep -E "$ALONE_FIRST" "$R/cases.txt"; grep -vE "$ALONE_FIRST" "$R/cases.txt"; } >"$R/order.txt"
+  mv "$R/order.txt" "$R/cases.txt"
+fi
 i=0
 while IFS= read -r name; do
   i=$((i + 1))
