@@ -6,12 +6,14 @@
 
 #include "kernels/detail/cast_transpose.cuh"
 #include "kernels/detail/elementwise.cuh"
-#include "kernels/detail/gelu.cuh"
+#include "kernels/detail/gate.cuh"
 #include "kernels/detail/pack.cuh"  // fp32 storage (tf32/fp32 training steps)
 
 namespace xfbench::kernels {
 namespace {
 
+using detail::gate_grad;
+using detail::gate_value;
 using detail::kVec;
 
 // Zeroes dropped elements of the vector at element offset `off` and scales the kept ones.
@@ -52,19 +54,6 @@ struct ReluBackward {
     detail::store8(dpre + off, d);
   }
 };
-
-__device__ __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
-__device__ __forceinline__ float gate_value(float x, GateAct a) {
-  if (a == GateAct::silu) return x * sigmoid(x);
-  return detail::gelu(x, a == GateAct::gelu_erf ? Gelu::erf : Gelu::tanh);
-}
-__device__ __forceinline__ float gate_grad(float x, GateAct a) {
-  if (a == GateAct::silu) {
-    const float s = sigmoid(x);
-    return s * (1.f + x * (1.f - s));
-  }
-  return detail::gelu_grad(x, a == GateAct::gelu_erf ? Gelu::erf : Gelu::tanh);
-}
 
 // Row r, column c of act [N, C] sits at off = r·C + c; its gate in pre [N, 2C] at 2·off - c.
 template <class T>

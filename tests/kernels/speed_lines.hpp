@@ -1,4 +1,4 @@
-// What the by-hand speed tools (flash_speed, gelu_products_speed, fp8_linear_speed) share: their
+// What the by-hand speed tools (flash_speed, ffn_products_speed, fp8_linear_speed) share: their
 // output, one JSON object per line on stdout and, with --out=FILE among the arguments, in FILE
 // too; and how far apart two device arrays of results are.
 #pragma once
