@@ -76,7 +76,7 @@ AttentionDesc cross_attention(const BlockConfig& c) {
   return d;
 }
 
-// The FFN's GELU products' choice, one per shape and device in the process (layers of a model
+// The FFN products' choice, one per shape and device in the process (layers of a model
 // share the first one's, as they share its GEMM plans).
 std::shared_ptr<TransformerBlock::Impl::FfnChoice> shared_ffn_choice(const FusedGemmDesc& d) {
   static std::mutex mu;
@@ -97,12 +97,14 @@ bool ffn_products_fusable(const BlockConfig& c, BlockPart part, std::string* why
     return false;
   };
   if (part != BlockPart::layer && part != BlockPart::ffn && part != BlockPart::dense_gelu)
-    return no("this part has no GELU after its up projection");
+    return no("this part has no activation after its up projection");
   if (c.precision != Precision::bf16 && c.precision != Precision::fp16)
-    return no("fused GELU products take bf16 and fp16");
-  if (c.gated_ffn || c.ffn_dropout ||
-      (c.activation != Activation::gelu_erf && c.activation != Activation::gelu_tanh))
-    return no("the FFN is not a plain GELU FFN");
+    return no("fused FFN products take bf16 and fp16");
+  if (!c.gated_ffn && c.activation != Activation::gelu_erf && c.activation != Activation::gelu_tanh)
+    return no("the fused FFN products take GELU or a gated activation, not ReLU");
+  if (c.ffn_dropout && c.residual_dropout > 0.f)
+    return no("the fused FFN products have no dropout inside the FFN");
+  if (c.gated_ffn && c.linear_bias) return no("the fused gated products take no bias");
   const BlockConfig s = c.shard();
   if (s.hidden % 8 || s.intermediate % 8) return no("hidden and intermediate multiples of 8");
   return fused_gemm_available(why);
@@ -112,11 +114,11 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
                                    const TensorPlacement& place)
     : impl_(std::make_unique<Impl>(config, part, place)) {
   check_block_config(config, part);
-  // Fused GELU products asked for where they cannot run: the case says so rather than run unfused.
-  const bool gelu_ffn = has_ffn(part) && part != BlockPart::dense && !config.gated_ffn &&
-                        config.activation != Activation::relu;
+  // Fused FFN products asked for where they cannot run: the case says so rather than run unfused.
+  const bool activated_ffn = has_ffn(part) && part != BlockPart::dense &&
+                             (config.gated_ffn || config.activation != Activation::relu);
   std::string why;
-  if (config.ffn_products == FfnProducts::fused && gelu_ffn &&
+  if (config.ffn_products == FfnProducts::fused && activated_ffn &&
       !ffn_products_fusable(config, part, &why))
     XF_THROW(Unsupported, config.name + ": ffn_products=fused: " + why);
   Impl& m = *impl_;
@@ -233,25 +235,31 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       m.alloc("act", T * I, act_fp8 ? fp8_input("act", "wout") : m.elem,
               part == BlockPart::dense_gelu ? TensorRole::output : saved);
     m.up = m.plan(T, U, H, false, true, dense_only ? Epilogue::bias : Epilogue::none);
+    const std::string ffn = std::string("ffn ") + m.ffn_activation();
     if (c.ffn_products == FfnProducts::unfused && ffn_products_fusable(m.whole, part)) {
       m.ffn_choice = std::make_shared<Impl::FfnChoice>();
       m.ffn_choice->decided = true;
-      m.ffn_choice->note = "ffn gelu unfused (as configured)";
+      m.ffn_choice->note = ffn + " unfused (as configured)";
     } else if (ffn_products_fusable(m.whole, part)) {
       FusedGemmDesc d;
-      d.precision = c.precision, d.gelu = m.gelu(), d.m = T, d.n = I, d.k = H;
-      d.op = train ? FusedGemmOp::bias_gelu_aux : FusedGemmOp::bias_gelu;
-      m.up_gelu = std::make_unique<FusedGemm>(d);
+      d.precision = c.precision, d.gelu = m.gelu(), d.gate = m.gate(), d.m = T, d.n = I, d.k = H;
+      if (c.gated_ffn) {
+        d.op = train ? FusedGemmOp::gated_aux : FusedGemmOp::gated;
+        m.up_gate = m.plan(T, I, H, false, true, Epilogue::none, false, 2 * I);
+      } else {
+        d.op = train ? FusedGemmOp::bias_gelu_aux : FusedGemmOp::bias_gelu;
+      }
+      m.up_fused = std::make_unique<FusedGemm>(d);
       if (train) {
-        d.op = FusedGemmOp::dgelu;
-        m.down_dgelu = std::make_unique<FusedGemm>(d);
+        d.op = c.gated_ffn ? FusedGemmOp::dgated : FusedGemmOp::dgelu;
+        m.down_fused = std::make_unique<FusedGemm>(d);
       }
       if (c.ffn_products == FfnProducts::fused) {
         m.ffn_choice = std::make_shared<Impl::FfnChoice>();
         m.ffn_choice->decided = m.ffn_choice->fused = true;
-        m.ffn_choice->note = "ffn gelu fused (as configured)";
+        m.ffn_choice->note = ffn + " fused (as configured)";
       } else {
-        m.ffn_choice = shared_ffn_choice(m.up_gelu->desc());
+        m.ffn_choice = shared_ffn_choice(m.up_fused->desc());
       }
     }
     if (part == BlockPart::layer || part == BlockPart::ffn) {
@@ -354,7 +362,8 @@ BlockPart TransformerBlock::part() const { return impl_->part; }
 std::string TransformerBlock::ffn_products() const {
   const auto& choice = impl_->ffn_choice;
   if (!choice) return "";
-  if (!choice->decided) return "ffn gelu unfused (not searched)";
+  if (!choice->decided)
+    return std::string("ffn ") + impl_->ffn_activation() + " unfused (not searched)";
   return choice->note;
 }
 

@@ -130,9 +130,10 @@ struct BlockConfig {
   // false: forward only, as under torch.no_grad (dropout still on): no gradient buffers, and none
   // of what a backward would read is saved.
   bool backward = true;
-  // The FFN's up projection with its GELU, and their backward (ffn_products_fusable: bf16/fp16
-  // GELU FFNs without a gate, on Hopper): unfused (the cuBLASLt product, then our GELU kernel),
-  // fused (gemm_fused.hpp: the GELU in a CUTLASS product's epilogue, forward and backward), or
+  // The FFN's up projection with its activation, and their backward (ffn_products_fusable:
+  // bf16/fp16 GELU or gated FFNs without dropout inside, on Hopper): unfused (the cuBLASLt
+  // product, then our activation kernel), fused (gemm_fused.hpp: the GELU, or the gate's
+  // activation times the up projection, in a CUTLASS product's epilogue, forward and backward), or
   // search: unfused until tune() times both on the block's tensors and keeps the faster, for
   // every block of that shape on the device. The same function either way (within rounding).
   // fused where they cannot run (ffn_products_fusable) throws Unsupported naming why.
@@ -213,8 +214,8 @@ BlockConfig llama_block(int hidden, int heads, int kv_heads, int head_dim, int i
 // divisible by tp_size, a tensor-parallel part) and Unsupported when the backend cannot run it
 // here.
 void check_block_config(const BlockConfig& c, BlockPart part = BlockPart::layer);
-// Whether this part's FFN can run its GELU products fused here (BlockConfig::ffn_products), and
-// if not, why.
+// Whether this part's FFN can run its activation in its products here (BlockConfig::ffn_products),
+// and if not, why.
 bool ffn_products_fusable(const BlockConfig& c, BlockPart part, std::string* why = nullptr);
 
 // The seeds' FLOP counts: layer forward 24·b·s·h² + 4·b·s²·h (8bsh² + 4bshI + 4bs²h for any I),
@@ -289,8 +290,9 @@ class TransformerBlock {
   std::size_t elements(const std::string& name) const;
   TensorRole role(const std::string& name) const;  // throws InvalidArgument for an unknown name
   std::vector<std::string> tensor_names() const;
-  // How the FFN's GELU products run, for labels: "" where they cannot be fused, else what tune()
-  // chose ("ffn gelu fused: fused 3.1% faster than unfused") or the configuration fixed.
+  // How the FFN's products run, for labels: "" where they cannot be fused, else what tune() chose
+  // ("ffn gelu fused: fused 3.1% faster than unfused", "ffn swiglu unfused: ...") or the
+  // configuration fixed.
   std::string ffn_products() const;
   // Device bytes of this block's tensors, placed or not, and of those it allocated itself.
   std::size_t device_bytes() const;

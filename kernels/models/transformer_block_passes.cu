@@ -189,53 +189,73 @@ void cross_attention_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uin
   m.tp_sum(m.t("proj_cross"), s);
 }
 
-// The FFN's GELU products, fused: act = gelu(in·Wiᵀ + bi) (pre keeps the sum, bias included, when
-// training); dact = (do2·Wout) ⊙ gelu'(pre).
-void fused_up_gelu(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
+// The FFN's products with its activation, fused. GELU: act = gelu(in·Wiᵀ + bi) (pre keeps the
+// sum, bias included, when training); dact = (do2·Wout) ⊙ gelu'(pre). Gated: the gate's product
+// into pre's first half, then act = f(gate) · in·W_upᵀ (pre's second half keeps the product when
+// training); dpre = both halves' gradients from do2·Wout.
+void fused_up(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
   FusedGemmOperands o;
   o.a = in, o.b = m.t("wi"), o.out = m.t("act"), o.pre = m.t("pre"), o.bias = m.t("bi");
-  m.up_gelu->run(s, o);
+  if (m.c.gated_ffn) {  // wi = [W_gate; W_up]
+    m.run(m.up_gate, s, ops(in, m.t("wi"), m.t("pre")));
+    o.b = m.offset(m.t("wi"), std::int64_t(m.c.intermediate) * m.c.hidden);
+  }
+  m.up_fused->run(s, o);
 }
-void fused_down_dgelu(TransformerBlock::Impl& m, cudaStream_t s) {
+void fused_down(TransformerBlock::Impl& m, cudaStream_t s) {
   FusedGemmOperands o;
-  o.a = m.t("do2"), o.b = m.t("wout"), o.out = m.t("dact"), o.pre = m.t("pre");
-  m.down_dgelu->run(s, o);
+  o.a = m.t("do2"), o.b = m.t("wout"), o.pre = m.t("pre");
+  o.out = m.t(m.c.gated_ffn ? "dpre" : "dact");
+  m.down_fused->run(s, o);
 }
-// Unfused: the product (pre without the bias), then the GELU adding it; dact = do2·Wout, then the
-// GELU's backward in place.
+// Unfused: the product (pre without the bias), then the activation (GELU adding the bias); act8
+// (nullable): act written in FP8 instead. dact = do2·Wout, then the activation's backward (GELU's
+// in place; the gated one's into dpre).
 template <class T>
-void unfused_up_gelu(TransformerBlock::Impl& m, cudaStream_t s, const void* in, void* pre,
-                     const Fp8Output* act8 = nullptr) {
+void unfused_up(TransformerBlock::Impl& m, cudaStream_t s, const void* in, void* pre,
+                const Fp8Output* act8 = nullptr) {
   linear_forward(m, s, m.up, "wi", in, pre);
-  bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), m.c.tokens(),
-                       m.c.intermediate, m.gelu(), s, act8);
+  const int N = m.c.tokens(), I = m.c.intermediate;
+  if (m.c.gated_ffn)
+    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), Dropout{}, s,
+                             act8);
+  else
+    bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s,
+                         act8);
 }
 template <class T>
-void unfused_down_dgelu(TransformerBlock::Impl& m, cudaStream_t s) {
+void unfused_down(TransformerBlock::Impl& m, cudaStream_t s) {
   linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
-  bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
-                        m.at<T>("pre"), m.at<T>("bi"), m.c.tokens(), m.c.intermediate, m.gelu(), s);
+  const int N = m.c.tokens(), I = m.c.intermediate;
+  if (m.c.gated_ffn)
+    gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
+                              Dropout{}, s);
+  else
+    bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
+                          m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
 }
 
-// tune(): the FFN's GELU products fused or not, timed on this block's tensors (a training block:
+// tune(): the FFN's products fused or not, timed on this block's tensors (a training block:
 // forward and backward together, as the step runs them; the forward has run, do2 is any values),
-// for every block of the shape. Leaves pre and act as the chosen forward writes them.
+// for every block of the shape. Leaves pre and act as the chosen forward writes them. Only where
+// ffn_products_fusable (no dropout inside the FFN, no FP8).
 template <class T>
 void choose_ffn_products(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
-  const bool train = m.down_dgelu != nullptr;
+  const bool train = m.down_fused != nullptr;
   std::vector<std::function<void()>> ways = {[&] {
-                                               unfused_up_gelu<T>(m, s, in, pre);
-                                               if (train) unfused_down_dgelu<T>(m, s);
+                                               unfused_up<T>(m, s, in, pre);
+                                               if (train) unfused_down<T>(m, s);
                                              },
                                              [&] {
-                                               fused_up_gelu(m, s, in);
-                                               if (train) fused_down_dgelu(m, s);
+                                               fused_up(m, s, in);
+                                               if (train) fused_down(m, s);
                                              }};
   // Kept in the XFBENCH_GEMM_PLANS file as the products' searches are: a case alone after a suite
   // then runs what the suite chose.
+  const std::string ffn = std::string("ffn ") + m.ffn_activation();
   ChoiceRecord record;
-  record.product = "ffn gelu products " + m.up_gelu->desc().describe();
+  record.product = ffn + " products " + m.up_fused->desc().describe();
   record.key = "choice:" + record.product;
   record.labels = {"unfused", "fused"};
   std::vector<double> sec;
@@ -245,17 +265,17 @@ void choose_ffn_products(TransformerBlock::Impl& m, cudaStream_t s, const void* 
   char note[96];
   const char* chosen = choice.fused ? "fused" : "unfused";
   if (sec.empty()) {  // from the file
-    std::snprintf(note, sizeof note, "ffn gelu %s: as XFBENCH_GEMM_PLANS recorded", chosen);
+    std::snprintf(note, sizeof note, "%s %s: as XFBENCH_GEMM_PLANS recorded", ffn.c_str(), chosen);
   } else {
     const double gain = sec[0] / sec[1] - 1;
-    std::snprintf(note, sizeof note, "ffn gelu %s: fused %.1f%% %s than unfused", chosen,
+    std::snprintf(note, sizeof note, "%s %s: fused %.1f%% %s than unfused", ffn.c_str(), chosen,
                   100 * std::abs(gain), gain >= 0 ? "faster" : "slower");
   }
   choice.note = note;
   if (choice.fused)
-    fused_up_gelu(m, s, in);
+    fused_up(m, s, in);
   else
-    unfused_up_gelu<T>(m, s, in, pre);
+    unfused_up<T>(m, s, in, pre);
 }
 
 // The FFN sublayer without its output bias, dropout, residual and norm: in -> o2 = act·Woutᵀ (the
@@ -272,10 +292,10 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
   const bool act_t = m.fp8_act_transposed();
   const Fp8Output act8 = act_t ? m.fp8_of("wout")->input_transposed(m.t("act"))
                                : m.fp8_output("act");  // q null: "act" in T
-  if (m.tuning && m.up_gelu && !m.down_dgelu && !m.ffn_choice->decided)
+  if (m.tuning && m.up_fused && !m.down_fused && !m.ffn_choice->decided)
     choose_ffn_products<T>(m, s, in);  // forward only (a training block chooses in its backward)
   if (m.ffn_fused()) {
-    fused_up_gelu(m, s, in);
+    fused_up(m, s, in);
   } else if (c.gated_ffn || c.activation == Activation::relu) {
     linear_forward(m, s, m.up, "wi", in, pre);
     const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
@@ -285,7 +305,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
     else
       relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
   } else {
-    unfused_up_gelu<T>(m, s, in, pre, &act8);
+    unfused_up<T>(m, s, in, pre, &act8);
   }
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
@@ -387,7 +407,7 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                   void* din, float beta, const void* c_in = nullptr, bool do2_fp8 = false) {
   const BlockConfig& c = m.c;
   const int N = c.tokens(), I = c.intermediate;
-  if (m.tuning && m.down_dgelu && !m.ffn_choice->decided) choose_ffn_products<T>(m, s, in);
+  if (m.tuning && m.down_fused && !m.ffn_choice->decided) choose_ffn_products<T>(m, s, in);
   if (!do2_fp8) linear_grad(m, s, "wout", m.t("do2"));
   m.fork(s);
   if (m.fp8_act_transposed())
@@ -410,7 +430,7 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
     bias_gelu_backward<T>(nullptr, c.linear_bias ? m.at<T>("dbi") : nullptr, m.at<float>("scratch"),
                           m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
   } else if (m.ffn_fused()) {
-    fused_down_dgelu(m, s);
+    fused_down(m, s);
   } else if (c.gated_ffn || c.activation == Activation::relu) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
     if (c.gated_ffn)
@@ -420,7 +440,7 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
       relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
                                inner, s);
   } else {
-    unfused_down_dgelu<T>(m, s);
+    unfused_down<T>(m, s);
   }
   if (dy8.q && !dy8.qt) {  // dyᵀ from those bytes, after the side stream's last reader of dyᵀ
     m.join(s);

@@ -66,8 +66,8 @@ BlockConfig model_from_flags(std::string& tag) {
 void register_cases() {
   std::string model_tag;
   const BlockConfig model = model_from_flags(model_tag);
-  block::LayerSweep sweep =
-      block::layer_sweep_flags("llama", "LlamaBlock", {2048, 4096, 8192}, {1, 2, 4, 8, 16}, true);
+  block::LayerSweep sweep = block::layer_sweep_flags("llama", "LlamaBlock", {2048, 4096, 8192},
+                                                     {1, 2, 4, 8, 16}, true, true);
   sweep.headline_dtype = "bf16";  // Llama trains in bf16
   try {                           // model dimensions alone, before any case exists
     kernels::check_block_config([&] {

@@ -11,6 +11,7 @@
 
 #include "block_init.hpp"
 #include "block_validate.hpp"
+#include "kernels/gemm_fused.hpp"
 #include "kernels/models/transformer_block.hpp"
 #include "test_host.hpp"
 #include "xfbench/xfbench.hpp"
@@ -134,20 +135,30 @@ TEST(BertGpuWide, QkvBiasGradientThroughTheEpilogue) {
   std::printf("  worst: %s\n", worst.c_str());
 }
 
-// The FFN's GELU products: which configurations can fuse them (the rest say why, anywhere), and
+// The FFN's fused products: which configurations can fuse them (the rest say why, anywhere), and
 // on a GPU that can, tune() times both ways and every block of the shape keeps its choice.
 TEST(BertFfnProducts, FusableOnlyForPlainGeluFfnsInHalfPrecision) {
   BlockConfig c;
   std::string why;
   c.precision = kernels::Precision::fp32;
   EXPECT_FALSE(kernels::ffn_products_fusable(c, BlockPart::layer, &why));
-  EXPECT_EQ(why, "fused GELU products take bf16 and fp16");
+  EXPECT_EQ(why, "fused FFN products take bf16 and fp16");
   c.precision = kernels::Precision::bf16;
   EXPECT_FALSE(kernels::ffn_products_fusable(c, BlockPart::attention, &why));
-  EXPECT_EQ(why, "this part has no GELU after its up projection");
+  EXPECT_EQ(why, "this part has no activation after its up projection");
   BlockConfig t5 = kernels::t5_block(1024, 16, 64, 4096, false, false);  // ReLU
   EXPECT_FALSE(kernels::ffn_products_fusable(t5, BlockPart::layer, &why));
-  EXPECT_EQ(why, "the FFN is not a plain GELU FFN");
+  EXPECT_EQ(why, "the fused FFN products take GELU or a gated activation, not ReLU");
+  BlockConfig geglu = kernels::t5_block(1024, 16, 64, 2816, false, true);  // T5 v1.1's FFN
+  geglu.set_dropout(0.1f);
+  EXPECT_FALSE(kernels::ffn_products_fusable(geglu, BlockPart::layer, &why));
+  EXPECT_EQ(why, "the fused FFN products have no dropout inside the FFN");
+  geglu.set_dropout(0.f);  // dropout off: the gated products take it (where the GPU can)
+  EXPECT_EQ(kernels::ffn_products_fusable(geglu, BlockPart::layer, &why),
+            kernels::fused_gemm_available());
+  geglu.linear_bias = true;
+  EXPECT_FALSE(kernels::ffn_products_fusable(geglu, BlockPart::ffn, &why));
+  EXPECT_EQ(why, "the fused gated products take no bias");
   const bool here = kernels::ffn_products_fusable(c, BlockPart::layer, &why);
   if (!gpu_unavailable_reason().empty()) EXPECT_FALSE(here);
   // Asked for where they cannot run, the block says why instead of running unfused.
@@ -158,7 +169,7 @@ TEST(BertFfnProducts, FusableOnlyForPlainGeluFfnsInHalfPrecision) {
     kernels::TransformerBlock b(c);
     ADD_FAILURE() << "fp32 block built with fused GELU products";
   } catch (const Unsupported& e) {
-    EXPECT_NE(e.message().find("ffn_products=fused: fused GELU products take bf16 and fp16"),
+    EXPECT_NE(e.message().find("ffn_products=fused: fused FFN products take bf16 and fp16"),
               std::string::npos)
         << e.message();
   }

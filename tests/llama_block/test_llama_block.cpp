@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "block_init.hpp"
@@ -264,6 +265,52 @@ TEST(LlamaGpuFp8, HeadDimWhoseHalfIsNoMultipleOf8) {
   std::string worst;
   ASSERT_NO_THROW(worst = block::validate_block(c, BlockPart::layer, true));
   std::printf("  head dim 24: %s\n", worst.c_str());
+}
+
+// SwiGLU in the products' epilogues (ffn_products=fused, gemm_fused.hpp: the gate's product into
+// pre's first half, then the up projection's with silu(gate)·up in its epilogue; the down
+// projection's data gradient writing both halves of dpre): the layer forward and every gradient,
+// and the MLP part forward and backward, against float64, both dtypes.
+TEST(LlamaGpuFfnProducts, FusedMatchFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  for (Precision precision : {Precision::fp16, Precision::bf16}) {
+    BlockConfig c = small(4, 2, 64);
+    c.precision = precision, c.backend = AttentionBackend::fused;
+    c.ffn_products = kernels::FfnProducts::fused;
+    std::string why;
+    if (!kernels::ffn_products_fusable(c, BlockPart::layer, &why)) GTEST_SKIP() << why;
+    for (auto [part, backward] :
+         {std::pair{BlockPart::layer, true}, {BlockPart::ffn, false}, {BlockPart::ffn, true}}) {
+      std::string worst;
+      ASSERT_NO_THROW(worst = block::validate_block(c, part, backward))
+          << kernels::to_string(part) << " " << kernels::to_string(precision);
+      std::printf("  %s %s%s: %s\n", kernels::to_string(part), kernels::to_string(precision),
+                  backward ? " fwd+bwd" : " fwd", worst.c_str());
+    }
+    EXPECT_EQ(TransformerBlock(c).ffn_products(), "ffn swiglu fused (as configured)");
+  }
+}
+
+// tune() times the SwiGLU products fused against unfused on the block's tensors and every block
+// of the shape keeps the choice, named in the label.
+TEST(LlamaGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
+  SKIP_WITHOUT_GPU();
+  BlockConfig c = small(8, 2, 64);
+  c.precision = Precision::bf16, c.backend = AttentionBackend::fused;
+  c.batch = 4, c.seq = 256;
+  std::string why;
+  if (!kernels::ffn_products_fusable(c, BlockPart::layer, &why)) GTEST_SKIP() << why;
+  Stream s;
+  TransformerBlock a(c), b(c);
+  EXPECT_EQ(a.ffn_products(), "ffn swiglu unfused (not searched)");
+  block::init_block(a, 5, s);
+  a.tune(s);
+  const std::string chosen = a.ffn_products();
+  EXPECT_TRUE(chosen.rfind("ffn swiglu fused: fused ", 0) == 0 ||
+              chosen.rfind("ffn swiglu unfused: fused ", 0) == 0)
+      << chosen;
+  EXPECT_EQ(b.ffn_products(), chosen);  // b never tuned: the shape's choice
+  std::printf("  %s\n", chosen.c_str());
 }
 
 // The parts forward (LlamaAttention per backend, LlamaMLP, RMSNorm + QKV projection) against the

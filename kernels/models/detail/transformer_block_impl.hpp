@@ -83,14 +83,17 @@ struct TransformerBlock::Impl {
   // GEMM plans (cached process-wide by gemm_plan).
   Gemm *qkv = nullptr, *proj = nullptr, *up = nullptr, *down = nullptr;
   Gemm *d_down_w = nullptr, *d_down_x = nullptr, *d_up_w = nullptr, *d_up_x = nullptr;
-  // The FFN's GELU in its products' epilogues (BlockConfig::ffn_products): the up projection
-  // (keeping pre, bias included, when training) and the down projection's data gradient. The
-  // choice is shared by every block of the shape on the device (set by the first to tune).
+  // The FFN's activation in its products' epilogues (BlockConfig::ffn_products): the up
+  // projection with the GELU (keeping pre, bias included, when training) or, gated, the up half
+  // with the gate's activation times it (the gate's half a plain product into pre's first half:
+  // up_gate), and the down projection's data gradient through the activation. The choice is
+  // shared by every block of the shape on the device (set by the first to tune).
   struct FfnChoice {
     bool decided = false, fused = false;
     std::string note;  // for labels
   };
-  std::unique_ptr<FusedGemm> up_gelu, down_dgelu;
+  std::unique_ptr<FusedGemm> up_fused, down_fused;
+  Gemm* up_gate = nullptr;  // gated and fused: x·W_gateᵀ into pre's first half (rows 2I apart)
   std::shared_ptr<FfnChoice> ffn_choice;
   bool ffn_fused() const { return ffn_choice && ffn_choice->fused; }
   Gemm *d_proj_w = nullptr, *d_proj_x = nullptr, *d_qkv_w = nullptr, *d_qkv_x = nullptr;
@@ -129,6 +132,10 @@ struct TransformerBlock::Impl {
   Gelu gelu() const { return c.activation == Activation::gelu_tanh ? Gelu::tanh : Gelu::erf; }
   GateAct gate() const {
     return c.activation == Activation::silu ? GateAct::silu : gate_act(gelu());
+  }
+  // The FFN's activation in labels and plans-file records: "gelu", "swiglu" or "geglu".
+  const char* ffn_activation() const {
+    return !c.gated_ffn ? "gelu" : gate() == GateAct::silu ? "swiglu" : "geglu";
   }
 
   // The caller's placement, else a cudaMalloc of this block's own.
@@ -170,12 +177,13 @@ struct TransformerBlock::Impl {
 
   // `side`: the plan runs on the side stream (weight gradients), so it gets its own workspace.
   // fp8: none (the linear layers' Fp8Linear run the products).
+  // `ldc`: the output's row pitch where its rows are not packed.
   Gemm* plan(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, Epilogue e,
-             bool side = false) {
+             bool side = false, std::int64_t ldc = 0) {
     if (c.precision == Precision::fp8) return nullptr;
     GemmDesc d;
     d.precision = c.precision;
-    d.m = m, d.n = n, d.k = k, d.trans_a = ta, d.trans_b = tb, d.epilogue = e;
+    d.m = m, d.n = n, d.k = k, d.trans_a = ta, d.trans_b = tb, d.epilogue = e, d.ldc = ldc;
     GemmOptions o;
     o.private_workspace = side;
     return &gemm_plan(d, o);

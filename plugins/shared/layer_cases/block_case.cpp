@@ -100,7 +100,7 @@ std::string choice_flag(const std::string& flag, const std::vector<std::string>&
 
 LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
                              const std::vector<int>& seqs, const std::vector<int>& batches,
-                             bool fp8, bool gelu_ffn) {
+                             bool fp8, bool fusable_ffn) {
   LayerSweep s;
   s.seqs = int_list_flag(prefix + "_seqs",
                          family + " sequence lengths (default " + joined(seqs) + ")", seqs);
@@ -123,14 +123,14 @@ LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& famil
                                 {"unfused", "fused", "flash"}, {"unfused", "fused", "flash"});
   s.search =
       flag_bool(prefix + "_search", true, family + ": search cuBLASLt algorithms per GEMM first");
-  if (gelu_ffn) {
+  if (fusable_ffn) {
     const std::string v = choice_flag(
         prefix + "_ffn_products", {"search", "unfused", "fused"},
         family +
-            ": the FFN's up projection with its GELU (and their backward) as search (time the "
-            "cuBLASLt product + our GELU kernel against one CUTLASS product with the GELU in its "
-            "epilogue, keep the faster; the label says which), unfused or fused (Hopper, "
-            "fp16/bf16)");
+            ": the FFN's up projection with its activation (and their backward) as search (time "
+            "the cuBLASLt product + our activation kernel against a CUTLASS product with the "
+            "activation in its epilogue, keep the faster; the label says which), unfused or "
+            "fused (Hopper, fp16/bf16)");
     s.ffn_products = v == "unfused" ? kernels::FfnProducts::unfused
                      : v == "fused" ? kernels::FfnProducts::fused
                                     : kernels::FfnProducts::search;

@@ -39,16 +39,16 @@ struct LayerSweep {
   std::vector<std::string> dtypes, backends;
   kernels::Fp8RecipeConfig fp8;
   bool search = true;
-  kernels::FfnProducts ffn_products = kernels::FfnProducts::search;  // GELU FFNs (gelu_ffn)
+  kernels::FfnProducts ffn_products = kernels::FfnProducts::search;  // (fusable_ffn)
   bool given = false;  // seqs, batches or dtypes given by flag: every case is in the default suite
   std::string headline_dtype = "fp16";  // the default suite's (the seeds' tables: fp16)
 };
 // Reads the flags (help texts name `family` and the defaults); `fp8`: the family offers dtype fp8
-// (not by default); `gelu_ffn`: its FFN is a plain GELU one, whose products may be fused
-// (<prefix>_ffn_products). Throws InvalidArgument naming a bad flag value.
+// (not by default); `fusable_ffn`: its FFN's products may take its activation (a GELU or gated FFN
+// without dropout inside: <prefix>_ffn_products). Throws InvalidArgument naming a bad flag value.
 LayerSweep layer_sweep_flags(const std::string& prefix, const std::string& family,
                              const std::vector<int>& seqs, const std::vector<int>& batches,
-                             bool fp8 = false, bool gelu_ffn = false);
+                             bool fp8 = false, bool fusable_ffn = false);
 
 // The dtype as a case name says it: "fp16", "bf16", or "fp8/recipe:<delayed|current>" (fp8's
 // scales come from a recipe, which changes what is computed); returns `name`.

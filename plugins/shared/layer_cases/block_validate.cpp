@@ -189,13 +189,13 @@ std::string validate_block(const BlockConfig& config, BlockPart part, bool backw
     } catch (const ValidationError&) {
     }
   }
-  // Where the FFN's GELU products can be fused, both ways (the timed case runs what its search
-  // chooses).
+  // Where the FFN's products can take its activation, both ways (the timed case runs what its
+  // search chooses).
   std::string result;
   try {
     result = run_validation(config, part, backward, true, kernels::FfnProducts::unfused);
     if (kernels::ffn_products_fusable(config, part))
-      result += "; fused gelu: " +
+      result += "; fused ffn: " +
                 run_validation(config, part, backward, true, kernels::FfnProducts::fused);
   } catch (const ValidationError& e) {
     std::lock_guard<std::mutex> lock(mu);
