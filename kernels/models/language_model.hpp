@@ -106,7 +106,7 @@ class LanguageModel {
   // Searches the cuBLASLt algorithms of every GEMM shape (one block and the LM head) on the
   // model's tensors, outside timed regions. Overwrites activations and gradients. Synchronises.
   void tune();
-  // How the layers' FFN GELU products run, for labels (TransformerBlock::ffn_products: what tune()
+  // How the layers' FFN products run, for labels (TransformerBlock::ffn_products: what tune()
   // chose for the layers' shape; "" where they cannot be fused).
   std::string ffn_products() const;
 

@@ -194,6 +194,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ffn_products_speed: %s\n", why.c_str());
     return 1;
   }
+  // SwiGLU: llama-3.1-8b, -3.2-3b and -3.2-1b at 8192 tokens (s4096 b2, the LlamaBlock headline),
+  // first: the new products.
+  const xk::GateAct silu = xk::GateAct::silu;
+  gated_shape<__nv_bfloat16>("llama-3.1-8b T=8192", xk::Precision::bf16, 8192, 4096, 14336, silu);
+  gated_shape<__nv_bfloat16>("llama-3.2-3b T=8192", xk::Precision::bf16, 8192, 3072, 8192, silu);
+  gated_shape<__nv_bfloat16>("llama-3.2-1b T=8192", xk::Precision::bf16, 8192, 2048, 8192, silu);
   // bert-large s512 b64 and s128 b128, gpt2-medium s1024 b64 and b8, gpt2 s1024 b16, gpt2-xl
   // s1024 b8.
   shape<__half>("bert-large T=32768", xk::Precision::fp16, 32768, 1024, 4096, xk::Gelu::erf);
@@ -203,10 +209,5 @@ int main(int argc, char** argv) {
   shape<__nv_bfloat16>("gpt2-medium T=8192", xk::Precision::bf16, 8192, 1024, 4096, xk::Gelu::tanh);
   shape<__nv_bfloat16>("gpt2 T=16384", xk::Precision::bf16, 16384, 768, 3072, xk::Gelu::tanh);
   shape<__nv_bfloat16>("gpt2-xl T=8192", xk::Precision::bf16, 8192, 1600, 6400, xk::Gelu::tanh);
-  // SwiGLU: llama-3.1-8b, -3.2-3b and -3.2-1b at 8192 tokens (s4096 b2, the LlamaBlock headline).
-  const xk::GateAct silu = xk::GateAct::silu;
-  gated_shape<__nv_bfloat16>("llama-3.1-8b T=8192", xk::Precision::bf16, 8192, 4096, 14336, silu);
-  gated_shape<__nv_bfloat16>("llama-3.2-3b T=8192", xk::Precision::bf16, 8192, 3072, 8192, silu);
-  gated_shape<__nv_bfloat16>("llama-3.2-1b T=8192", xk::Precision::bf16, 8192, 2048, 8192, silu);
   return 0;
 }
