@@ -38,3 +38,13 @@ if passed; then
     step "llama_8b $build" $?
   done
 fi
+# If the call has the time: the llama-3.2-1b training step (s4096 b4 bf16, its layers' FFN choice
+# in the label) on the branch and on main, once each.
+if passed && [ "$SECONDS" -lt 400 ]; then
+  for build in s33swiglu s31main; do
+    timeout 95 "build/$build/bin/xfbench" \
+      --benchmark_filter='^TrainStep/fused/llama-3.2-1b/bf16/seq:4096/batch:4/' \
+      --benchmark_out_format=json --benchmark_out="$R/xf_train_$build.json" >>"$R/xf_train.log" 2>&1
+    step "train_1b $build" $?
+  done
+fi
