@@ -256,7 +256,7 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, BlockPart part,
       }
       if (c.ffn_products == FfnProducts::fused) {
         m.ffn_choice = std::make_shared<Impl::FfnChoice>();
-        m.ffn_choice->decided = m.ffn_choice->fused = true;
+        m.ffn_choice->decided = m.ffn_choice->fused_forward = m.ffn_choice->fused_backward = true;
         m.ffn_choice->note = ffn + " fused (as configured)";
       } else {
         m.ffn_choice = shared_ffn_choice(m.up_fused->desc());

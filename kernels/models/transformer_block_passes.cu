@@ -235,44 +235,75 @@ void unfused_down(TransformerBlock::Impl& m, cudaStream_t s) {
                           m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
 }
 
-// tune(): the FFN's products fused or not, timed on this block's tensors (a training block:
-// forward and backward together, as the step runs them; the forward has run, do2 is any values),
-// for every block of the shape. Leaves pre and act as the chosen forward writes them. Only where
-// ffn_products_fusable (no dropout inside the FFN, no FP8).
+// One choice between products unfused and fused, timed on this block's tensors (or as the
+// XFBENCH_GEMM_PLANS file recorded it, where the products' searches are kept too: a case alone
+// after a suite then runs what the suite chose); `what` names it in the file ("ffn swiglu
+// backward"). Returns whether fused won, and what it measured in `note`.
+bool choose_fused(cudaStream_t s, const std::string& what, const FusedGemm& fused,
+                  const std::function<void()>& unfused_way, const std::function<void()>& fused_way,
+                  std::string& note) {
+  ChoiceRecord record;
+  record.product = what + " products " + fused.desc().describe();
+  record.key = "choice:" + record.product;
+  record.labels = {"unfused", "fused"};
+  std::vector<double> sec;
+  const bool won = choose_faster(s, {unfused_way, fused_way}, &sec, &record) == 1;
+  char text[96];
+  if (sec.empty()) {
+    std::snprintf(text, sizeof text, "as XFBENCH_GEMM_PLANS recorded");
+  } else {
+    const double gain = sec[0] / sec[1] - 1;
+    std::snprintf(text, sizeof text, "fused %.1f%% %s than unfused", 100 * std::abs(gain),
+                  gain >= 0 ? "faster" : "slower");
+  }
+  note = text;
+  return won;
+}
+
+// tune(): the FFN's products fused or not, timed on this block's tensors (a training block: as
+// the step runs them; the forward has run, do2 is any values), for every block of the shape.
+// GELU: forward and backward together ("ffn gelu fused: fused 3.1% faster than unfused"); gated:
+// each apart ("ffn swiglu fwd unfused, bwd fused: fwd: fused 2.0% slower than unfused; bwd: ...").
+// Leaves pre and act as the chosen forward writes them. Only where ffn_products_fusable (no
+// dropout inside the FFN, no FP8).
 template <class T>
 void choose_ffn_products(TransformerBlock::Impl& m, cudaStream_t s, const void* in) {
   void* pre = m.t("pre") ? m.t("pre") : m.t("act");
   const bool train = m.down_fused != nullptr;
-  std::vector<std::function<void()>> ways = {[&] {
-                                               unfused_up<T>(m, s, in, pre);
-                                               if (train) unfused_down<T>(m, s);
-                                             },
-                                             [&] {
-                                               fused_up(m, s, in);
-                                               if (train) fused_down(m, s);
-                                             }};
-  // Kept in the XFBENCH_GEMM_PLANS file as the products' searches are: a case alone after a suite
-  // then runs what the suite chose.
   const std::string ffn = std::string("ffn ") + m.ffn_activation();
-  ChoiceRecord record;
-  record.product = ffn + " products " + m.up_fused->desc().describe();
-  record.key = "choice:" + record.product;
-  record.labels = {"unfused", "fused"};
-  std::vector<double> sec;
   TransformerBlock::Impl::FfnChoice& choice = *m.ffn_choice;
-  choice.fused = choose_faster(s, ways, &sec, &record) == 1;
-  choice.decided = true;
-  char note[96];
-  const char* chosen = choice.fused ? "fused" : "unfused";
-  if (sec.empty()) {  // from the file
-    std::snprintf(note, sizeof note, "%s %s: as XFBENCH_GEMM_PLANS recorded", ffn.c_str(), chosen);
+  std::string note;
+  if (!m.c.gated_ffn) {
+    const bool fused = choose_fused(
+        s, ffn, *m.up_fused,
+        [&] {
+          unfused_up<T>(m, s, in, pre);
+          if (train) unfused_down<T>(m, s);
+        },
+        [&] {
+          fused_up(m, s, in);
+          if (train) fused_down(m, s);
+        },
+        note);
+    choice.fused_forward = choice.fused_backward = fused;
+    choice.note = ffn + (fused ? " fused: " : " unfused: ") + note;
   } else {
-    const double gain = sec[0] / sec[1] - 1;
-    std::snprintf(note, sizeof note, "%s %s: fused %.1f%% %s than unfused", ffn.c_str(), chosen,
-                  100 * std::abs(gain), gain >= 0 ? "faster" : "slower");
+    choice.fused_forward = choose_fused(
+        s, ffn + " forward", *m.up_fused, [&] { unfused_up<T>(m, s, in, pre); },
+        [&] { fused_up(m, s, in); }, note);
+    choice.note = ffn + " fwd " + (choice.fused_forward ? "fused" : "unfused");
+    std::string detail = "fwd: " + note;
+    if (train) {
+      choice.fused_backward = choose_fused(
+          s, ffn + " backward", *m.down_fused, [&] { unfused_down<T>(m, s); },
+          [&] { fused_down(m, s); }, note);
+      choice.note += std::string(", bwd ") + (choice.fused_backward ? "fused" : "unfused");
+      detail += "; bwd: " + note;
+    }
+    choice.note += ": " + detail;
   }
-  choice.note = note;
-  if (choice.fused)
+  choice.decided = true;
+  if (choice.fused_forward)
     fused_up(m, s, in);
   else
     unfused_up<T>(m, s, in, pre);
@@ -294,7 +325,7 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
                                : m.fp8_output("act");  // q null: "act" in T
   if (m.tuning && m.up_fused && !m.down_fused && !m.ffn_choice->decided)
     choose_ffn_products<T>(m, s, in);  // forward only (a training block chooses in its backward)
-  if (m.ffn_fused()) {
+  if (m.ffn_fused_forward()) {
     fused_up(m, s, in);
   } else if (c.gated_ffn || c.activation == Activation::relu) {
     linear_forward(m, s, m.up, "wi", in, pre);
@@ -423,13 +454,13 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
       m.fp8_gated_grad() ? m.fp8_of("wi")->grad_input(m.fp8_act_transposed()) : Fp8Output{};
   // fp8, GELU: its backward writes wi's dy and dyᵀ in FP8 and the bias gradient, in one pass.
   const bool gelu8 =
-      m.fp8_of("wi") && !m.ffn_fused() && !c.gated_ffn && c.activation != Activation::relu;
+      m.fp8_of("wi") && !m.ffn_fused_backward() && !c.gated_ffn && c.activation != Activation::relu;
   if (gelu8) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
     const Fp8Output dy = m.fp8_of("wi")->grad_input(true);  // wout's in the other slot
     bias_gelu_backward<T>(nullptr, c.linear_bias ? m.at<T>("dbi") : nullptr, m.at<float>("scratch"),
                           m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
-  } else if (m.ffn_fused()) {
+  } else if (m.ffn_fused_backward()) {
     fused_down(m, s);
   } else if (c.gated_ffn || c.activation == Activation::relu) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));

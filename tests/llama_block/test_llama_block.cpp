@@ -291,8 +291,9 @@ TEST(LlamaGpuFfnProducts, FusedMatchFloat64Reference) {
   }
 }
 
-// tune() times the SwiGLU products fused against unfused on the block's tensors and every block
-// of the shape keeps the choice, named in the label.
+// tune() times the SwiGLU products fused against unfused on the block's tensors, the forward's and
+// the backward's apart (both write and read the same pre), and every block of the shape keeps the
+// choices, named in the label.
 TEST(LlamaGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
   SKIP_WITHOUT_GPU();
   BlockConfig c = small(8, 2, 64);
@@ -305,10 +306,12 @@ TEST(LlamaGpuFfnProducts, TuneChoosesOnceForEveryBlockOfTheShape) {
   EXPECT_EQ(a.ffn_products(), "ffn swiglu unfused (not searched)");
   block::init_block(a, 5, s);
   a.tune(s);
-  const std::string chosen = a.ffn_products();
-  EXPECT_TRUE(chosen.rfind("ffn swiglu fused: fused ", 0) == 0 ||
-              chosen.rfind("ffn swiglu unfused: fused ", 0) == 0)
+  const std::string chosen = a.ffn_products();  // forward and backward chosen apart
+  EXPECT_TRUE(chosen.rfind("ffn swiglu fwd fused, bwd ", 0) == 0 ||
+              chosen.rfind("ffn swiglu fwd unfused, bwd ", 0) == 0)
       << chosen;
+  EXPECT_NE(chosen.find(": fwd: fused "), std::string::npos) << chosen;
+  EXPECT_NE(chosen.find("; bwd: fused "), std::string::npos) << chosen;
   EXPECT_EQ(b.ffn_products(), chosen);  // b never tuned: the shape's choice
   std::printf("  %s\n", chosen.c_str());
 }

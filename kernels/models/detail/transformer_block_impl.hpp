@@ -87,15 +87,18 @@ struct TransformerBlock::Impl {
   // projection with the GELU (keeping pre, bias included, when training) or, gated, the up half
   // with the gate's activation times it (the gate's half a plain product into pre's first half:
   // up_gate), and the down projection's data gradient through the activation. The choice is
-  // shared by every block of the shape on the device (set by the first to tune).
+  // shared by every block of the shape on the device (set by the first to tune). The GELU's
+  // fused backward reads pre with the bias in it, which only its fused forward writes: one choice
+  // for both. The gated FFN's pre is the same either way: forward and backward choose apart.
   struct FfnChoice {
-    bool decided = false, fused = false;
+    bool decided = false, fused_forward = false, fused_backward = false;
     std::string note;  // for labels
   };
   std::unique_ptr<FusedGemm> up_fused, down_fused;
   Gemm* up_gate = nullptr;  // gated and fused: x·W_gateᵀ into pre's first half (rows 2I apart)
   std::shared_ptr<FfnChoice> ffn_choice;
-  bool ffn_fused() const { return ffn_choice && ffn_choice->fused; }
+  bool ffn_fused_forward() const { return ffn_choice && ffn_choice->fused_forward; }
+  bool ffn_fused_backward() const { return ffn_choice && ffn_choice->fused_backward; }
   Gemm *d_proj_w = nullptr, *d_proj_x = nullptr, *d_qkv_w = nullptr, *d_qkv_x = nullptr;
   Gemm *q_cross = nullptr, *kv_cross = nullptr;  // the cross-attention's (proj as above)
   Gemm *d_q_cross_w = nullptr, *d_q_cross_x = nullptr, *d_kv_cross_w = nullptr,
@@ -243,7 +246,8 @@ struct TransformerBlock::Impl {
   // that layer's own copy and its transpose into "act", which the weight gradient reads as it is
   // (no FP8 transpose in the backward; the bytes kept are as many).
   bool fp8_act_transposed() const {
-    return fp8_inputs.count("act") && t("dout") && c.activation != Activation::relu && !ffn_fused();
+    return fp8_inputs.count("act") && t("dout") && c.activation != Activation::relu &&
+           !ffn_fused_forward();
   }
   bool stored_fp8(const void* p) const {
     for (const auto& kv : fp8_inputs)
