@@ -115,13 +115,11 @@ struct DGateFn {  // dgate = g · up · f'(gate)
     return g * up * detail::gate_grad(gate, G);
   }
 };
-template <class F>
-using ComputeOf = Elementwise<F>;
+// What each kernel's epilogue reads and writes besides D.
+enum class Role { inference, forward, backward };
 
 // The gated products' epilogues, as operations the epilogue builder hands to their callbacks
 // (the specialisation of cutlass::epilogue::fusion::FusionCallbacks below builds the trees).
-// What each kernel's epilogue reads and writes besides D.
-enum class Role { inference, forward, backward };
 template <class T, GateAct G, Role R>
 struct GatedEpilogue : cutlass::epilogue::fusion::FusionOperation {
   using ElementOutput = T;
@@ -140,8 +138,7 @@ namespace cutlass::epilogue::fusion {
 //               gate feeding both
 // Their shared-memory stages and copies are those CUTLASS's own aux loads and stores get from the
 // builder (sm90_builder.inl: CallbacksBuilder), from the dispatch policy's stages.
-template <int StagesC, int StagesD, int FragmentSize, bool ReuseSmemC, bool DelayTmaStore, class T,
-          xfbench::kernels::GateAct G, xfbench::kernels::Role R, class CtaTileShapeMNK,
+template <int StagesC, int StagesD, class T, xfbench::kernels::GateAct G, xfbench::kernels::Role R,
           class EpilogueTile>
 struct GatedTrees {
   using Stride = cutlass::gemm::TagToStrideC_t<cutlass::layout::RowMajor>;
@@ -156,7 +153,7 @@ struct GatedTrees {
   using Load = Sm90AuxLoad<StagesC, EpilogueTile, T, Stride, Atom, S2R>;
   using Store = Sm90AuxStore<StagesD, EpilogueTile, T, kRound, Stride, Atom, R2S>;
   template <class F, class Out>
-  using Compute = Sm90Compute<xfbench::kernels::ComputeOf<F>::template Fn, Out, float, kRound>;
+  using Compute = Sm90Compute<xfbench::kernels::Elementwise<F>::template Fn, Out, float, kRound>;
   using Gated = Compute<xfbench::kernels::GatedFn<G>, T>;
 
   using Inference = Sm90EVT<Gated, Load, Sm90AccFetch>;
@@ -178,10 +175,8 @@ template <int StagesC, int StagesD, int FragmentSize, bool ReuseSmemC, bool Dela
 struct FusionCallbacks<
     epilogue::Sm90TmaWarpSpecialized<StagesC, StagesD, FragmentSize, ReuseSmemC, DelayTmaStore>,
     xfbench::kernels::GatedEpilogue<T, G, R>, CtaTileShapeMNK, EpilogueTile>
-    : GatedTrees<StagesC, StagesD, FragmentSize, ReuseSmemC, DelayTmaStore, T, G, R,
-                 CtaTileShapeMNK, EpilogueTile>::type {
-  using Impl = typename GatedTrees<StagesC, StagesD, FragmentSize, ReuseSmemC, DelayTmaStore, T, G,
-                                   R, CtaTileShapeMNK, EpilogueTile>::type;
+    : GatedTrees<StagesC, StagesD, T, G, R, EpilogueTile>::type {
+  using Impl = typename GatedTrees<StagesC, StagesD, T, G, R, EpilogueTile>::type;
   using Operation = xfbench::kernels::GatedEpilogue<T, G, R>;
   using Impl::Impl;
 };
@@ -243,17 +238,16 @@ struct Kernel {
 template <class T, Gelu G>
 using ForwardKernel = Kernel<T, ColumnMajor,
                              cutlass::epilogue::fusion::LinCombPerColBiasEltActAux<
-                                 RowMajor, ComputeOf<GeluFn<G>>::template Fn, T, float, T, T>>;
+                                 RowMajor, Elementwise<GeluFn<G>>::template Fn, T, float, T, T>>;
 template <class T, Gelu G>
 using InferenceKernel =
     Kernel<T, ColumnMajor,
-           cutlass::epilogue::fusion::LinCombPerColBiasEltAct<ComputeOf<GeluFn<G>>::template Fn, T,
-                                                              float, T>>;
+           cutlass::epilogue::fusion::LinCombPerColBiasEltAct<Elementwise<GeluFn<G>>::template Fn,
+                                                              T, float, T>>;
 template <class T, Gelu G>
-using BackwardKernel =
-    Kernel<T, RowMajor,
-           cutlass::epilogue::fusion::LinCombDeEltAct<RowMajor, ComputeOf<DGeluFn<G>>::template Fn,
-                                                      T, float, T>>;
+using BackwardKernel = Kernel<T, RowMajor,
+                              cutlass::epilogue::fusion::LinCombDeEltAct<
+                                  RowMajor, Elementwise<DGeluFn<G>>::template Fn, T, float, T>>;
 template <class T, GateAct G, Role R>
 using GatedKernel = Kernel<T, cute::conditional_t<R == Role::backward, RowMajor, ColumnMajor>,
                            GatedEpilogue<T, G, R>, R == Role::backward ? 2 : 0>;
