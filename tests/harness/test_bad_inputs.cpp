@@ -200,6 +200,8 @@ TEST(BadInput, PluginFlagsNameTheirLimits) {
       {"--xfbench_bert_hidden=0", 2, "--xfbench_bert_hidden='0'"},
       {"--xfbench_bert_ffn_products=maybe", 2,
        "--xfbench_bert_ffn_products='maybe': expected search, unfused or fused"},
+      {"--xfbench_llama_ffn_products=both", 2,
+       "--xfbench_llama_ffn_products='both': expected search, unfused or fused"},
       {"--xfbench_gpt2_dropout_pct=-1", 2, "--xfbench_gpt2_dropout_pct='-1'"},
       {"--xfbench_gpt2_model=gpt5", 2, "gpt5"},
       {"--xfbench_t5_dropout_pct=100", 2, "--xfbench_t5_dropout_pct='100'"},
