@@ -208,28 +208,29 @@ void fused_down(TransformerBlock::Impl& m, cudaStream_t s) {
   o.out = m.t(m.c.gated_ffn ? "dpre" : "dact");
   m.down_fused->run(s, o);
 }
-// Unfused: the product (pre without the bias), then the activation (GELU adding the bias); act8
-// (nullable): act written in FP8 instead. dact = do2·Wout, then the activation's backward (GELU's
-// in place; the gated one's into dpre).
+// Unfused: the product (pre without the bias), then the activation (GELU adding the bias); inner:
+// the dropout inside a gated FFN (T5's; a GELU FFN has none there); act8 (nullable): act written
+// in FP8 instead. dact = do2·Wout, then the activation's backward (GELU's in place; the gated
+// one's into dpre, or with dy8 set into the up projection's FP8 gradient).
 template <class T>
 void unfused_up(TransformerBlock::Impl& m, cudaStream_t s, const void* in, void* pre,
-                const Fp8Output* act8 = nullptr) {
+                Dropout inner = {}, const Fp8Output* act8 = nullptr) {
   linear_forward(m, s, m.up, "wi", in, pre);
   const int N = m.c.tokens(), I = m.c.intermediate;
   if (m.c.gated_ffn)
-    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), Dropout{}, s,
-                             act8);
+    gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s, act8);
   else
     bias_gelu_forward<T>(m.at<T>("act"), static_cast<T*>(pre), m.at<T>("bi"), N, I, m.gelu(), s,
                          act8);
 }
 template <class T>
-void unfused_down(TransformerBlock::Impl& m, cudaStream_t s) {
+void unfused_down(TransformerBlock::Impl& m, cudaStream_t s, Dropout inner = {},
+                  const Fp8Output* dy8 = nullptr) {
   linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
   const int N = m.c.tokens(), I = m.c.intermediate;
   if (m.c.gated_ffn)
     gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
-                              Dropout{}, s);
+                              inner, s, dy8);
   else
     bias_gelu_backward<T>(m.at<T>("dact"), nullptr, m.at<float>("scratch"), m.at<T>("dact"),
                           m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s);
@@ -325,18 +326,14 @@ void ffn_forward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step, 
                                : m.fp8_output("act");  // q null: "act" in T
   if (m.tuning && m.up_fused && !m.down_fused && !m.ffn_choice->decided)
     choose_ffn_products<T>(m, s, in);  // forward only (a training block chooses in its backward)
+  const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
   if (m.ffn_fused_forward()) {
     fused_up(m, s, in);
-  } else if (c.gated_ffn || c.activation == Activation::relu) {
+  } else if (!c.gated_ffn && c.activation == Activation::relu) {
     linear_forward(m, s, m.up, "wi", in, pre);
-    const Dropout inner = c.ffn_dropout ? site(c, step, kFfnInner) : Dropout{};
-    if (c.gated_ffn)
-      gated_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), N, I, m.gate(), inner, s,
-                               &act8);
-    else
-      relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
+    relu_dropout_forward<T>(m.at<T>("act"), static_cast<T*>(pre), std::size_t(N) * I, inner, s);
   } else {
-    unfused_up<T>(m, s, in, pre, &act8);
+    unfused_up<T>(m, s, in, pre, inner, &act8);
   }
   if (m.part == BlockPart::dense_gelu) return;
   if (!out) out = m.t("o2");
@@ -462,16 +459,12 @@ void ffn_backward(TransformerBlock::Impl& m, cudaStream_t s, std::uint64_t step,
                           m.at<T>("dact"), m.at<T>("pre"), m.at<T>("bi"), N, I, m.gelu(), s, &dy);
   } else if (m.ffn_fused_backward()) {
     fused_down(m, s);
-  } else if (c.gated_ffn || c.activation == Activation::relu) {
+  } else if (!c.gated_ffn && c.activation == Activation::relu) {
     linear_data_grad(m, s, m.d_down_x, "wout", m.t("do2"), m.t("dact"));
-    if (c.gated_ffn)
-      gated_dropout_backward<T>(m.at<T>("dpre"), m.at<T>("dact"), m.at<T>("pre"), N, I, m.gate(),
-                                inner, s, &dy8);
-    else
-      relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
-                               inner, s);
+    relu_dropout_backward<T>(m.at<T>("dact"), m.at<T>("dact"), m.at<T>("act"), std::size_t(N) * I,
+                             inner, s);
   } else {
-    unfused_down<T>(m, s);
+    unfused_down<T>(m, s, inner, &dy8);
   }
   if (dy8.q && !dy8.qt) {  // dyᵀ from those bytes, after the side stream's last reader of dyᵀ
     m.join(s);
