@@ -12,6 +12,7 @@
 # included) and memcheck; flash_speed of s31main, s36main, s35desc, s36wide; the Llama block's GPU
 # tests of s36main (main's block; the unfused gated refactor) and s36wide (the wide backward in
 # the block); LlamaBlock 8B s4096 b2 flash fwd+bwd s31main / s36main / s36wide alternating.
+# LLAMA_UNTIL (seconds, default 400): no LlamaBlock run starts after it.
 # Run: for a in s34carry s35desc s36carry; do tar -xJf build/$a.tar.xz -C build; done &&
 #      bash reports/results/h100/flash_bwd_rows/run.sh
 set -uo pipefail
@@ -37,6 +38,7 @@ done
 passed() { grep -q "^\[  PASSED  \]" "$R/test_flash.txt" && ! grep -q "FAILED" "$R/test_flash.txt"; }
 if passed; then
   for build in s31main s36main s36wide s31main s36main s36wide; do
+    [ "$SECONDS" -lt "${LLAMA_UNTIL:-400}" ] || break  # each run ~22 s; the call's budget
     timeout 60 "build/$build/bin/xfbench" --xfbench_llama_dtypes=bf16 --xfbench_llama_backends=flash \
       --benchmark_filter='^LlamaBlock/flash/bf16/fwdbwd/seq:4096/batch:2/' \
       --benchmark_out_format=json --benchmark_out="$R/xf_llama_$build.$SECONDS.json" \
