@@ -21,20 +21,25 @@ source "$(dirname "$0")/../../call_preamble.sh"
 W=build/s36wide/bin
 timeout 120 "$W/test_kernels" --gtest_filter='*Flash*' >"$R/test_flash.txt" 2>&1
 step test_flash $?
+speed() {
+  timeout 90 "build/$1/bin/flash_speed" --out="$R/flash_speed_$1.jsonl" >"$R/flash_speed_$1.txt" 2>&1
+  step "flash_speed $1" $?
+}
+llama_tests() {
+  timeout 120 "build/$1/bin/test_llama_block" --gtest_filter='LlamaGpu*' >"$R/test_llama_$1.txt" 2>&1
+  step "test_llama $1" $?
+}
+# The decisive steps first (a short call may stop after any of them).
+speed s31main
+speed s36main
+speed s36wide
+llama_tests s36main
 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$W/test_kernels" \
   --gtest_filter='*FlashDqByReduction*:*FlashAgreesWithUnfusedUnderDropout*' \
   >"$R/sanitizer_memcheck.txt" 2>&1
 step "sanitizer memcheck" $?
-for build in s31main s36main s36wide s35desc; do
-  timeout 90 "build/$build/bin/flash_speed" --out="$R/flash_speed_$build.jsonl" \
-    >"$R/flash_speed_$build.txt" 2>&1
-  step "flash_speed $build" $?
-done
-for build in s36main s36wide; do
-  timeout 120 "build/$build/bin/test_llama_block" --gtest_filter='LlamaGpu*' \
-    >"$R/test_llama_$build.txt" 2>&1
-  step "test_llama $build" $?
-done
+speed s35desc
+llama_tests s36wide
 passed() { grep -q "^\[  PASSED  \]" "$R/test_flash.txt" && ! grep -q "FAILED" "$R/test_flash.txt"; }
 if passed; then
   for build in s31main s36main s36wide s31main s36main s36wide; do
